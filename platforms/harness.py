@@ -1,0 +1,84 @@
+"""A pin-light wrapper that makes every port of a cipher core observable, for measuring it.
+
+A core has hundreds of I/O bits, more than a device has pins, and nextpnr-ice40 has no
+out-of-context mode; a core whose ports reach no pin is optimized away. :class:`MeasurementHarness`
+feeds every core input from a serial-in shift register on one pin, and folds every core output into
+a multiple-input signature register (a shift register that XORs the outputs into each stage) whose
+last stage drives one pin. Every input bit can then change every output bit seen at the pin, so
+synthesis keeps all of the core, and the harness costs one flip-flop per input bit and one
+flip-flop and one 2-input XOR per output bit, all of them short register-to-register paths.
+
+The core is the submodule named ``core``; the report counts its cells by hierarchy (see
+:mod:`platforms.measure`), so the harness never enters a core's figures.
+"""
+
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+
+__all__ = ["MeasurementHarness", "harness_widths"]
+
+
+def _flat_ports(core):
+    """The core's ports as (inputs, outputs): lists of (name, value) in signature order."""
+    inputs, outputs = [], []
+    for path, member, value in core.signature.flatten(core):
+        name = ".".join(str(part) for part in path)
+        if member.flow == In:
+            inputs.append((name, value))
+        else:
+            outputs.append((name, value))
+    return inputs, outputs
+
+
+def harness_widths(core) -> tuple:
+    """``(input_bits, output_bits)``: how many core port bits the harness drives and captures."""
+    inputs, outputs = _flat_ports(core)
+    return (sum(len(Cat(value)) for _, value in inputs),
+            sum(len(Cat(value)) for _, value in outputs))
+
+
+class MeasurementHarness(wiring.Component):
+    """Wraps ``core`` so that it can be placed on a device with three pins and a clock.
+
+    Parameters
+    ----------
+    core : :class:`~amaranth.lib.wiring.Component`
+        The core to measure. Every port of its signature is driven or captured.
+
+    Members
+    -------
+    serial_in : ``In(1)``
+        Shifted into the input register on every clock.
+    serial_out : ``Out(1)``
+        The last stage of the output signature register.
+    """
+    serial_in:  In(1)
+    serial_out: Out(1)
+
+    def __init__(self, core):
+        if not isinstance(core, wiring.Component):
+            raise TypeError(f"core must be a wiring.Component, not {core!r}")
+        self._core = core
+        super().__init__()
+
+    @property
+    def core(self):
+        return self._core
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self._core
+        inputs, outputs = _flat_ports(core)
+
+        input_bits = Cat(*(value for _, value in inputs))
+        shift_in = Signal(len(input_bits))
+        m.d.sync += shift_in.eq(Cat(self.serial_in, shift_in[:-1]))
+        m.d.comb += input_bits.eq(shift_in)
+
+        output_bits = Cat(*(value for _, value in outputs))
+        signature = Signal(len(output_bits))
+        m.d.sync += signature.eq(Cat(0, signature[:-1]) ^ output_bits)
+        m.d.comb += self.serial_out.eq(signature[-1])
+        return m

@@ -1,0 +1,268 @@
+"""Measuring a core: cycles by simulation, cells by hierarchy, Fmax by place-and-route.
+
+Cells are counted **by hierarchy**: Yosys is told to keep the core's module (``keep_hierarchy``)
+while it flattens everything else, and ``stat -json`` after synthesis gives the core's cells apart
+from the harness or self-test logic around it. The same rule holds for every core and device, so
+the harness never enters a core's figures. nextpnr then places the whole design; its Fmax is the
+design's, and the harness (register-to-register paths with at most one XOR) is never the critical
+path of a cipher round.
+
+Cycle counts are never typed in: :func:`measure_cycles` simulates the core with
+:func:`cores.sim.simulate_cipher` and checks its results against the reference model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import statistics
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+
+__all__ = [
+    "CycleFigures", "measure_cycles", "hierarchy_cells", "classify_cells", "core_and_harness",
+    "fits", "NextpnrResult", "parse_nextpnr_report", "parse_nextpnr_log", "slice_equivalent",
+    "keep_hierarchy_script", "STAT_FILE",
+]
+
+
+#: Where the Yosys ``stat -json`` output of a build goes (relative to the build directory).
+STAT_FILE = "stat.json"
+
+
+def keep_hierarchy_script(module: str) -> str:
+    """Yosys commands (for ``script_after_read``) that keep ``module`` as its own hierarchy level,
+    so that its cells can be counted apart from the rest."""
+    return f"setattr -mod -set keep_hierarchy 1 {module}"
+
+
+STAT_SCRIPT = f"tee -q -o {STAT_FILE} stat -json"
+
+
+# --- cycles -----------------------------------------------------------------------------------
+
+@dataclass
+class CycleFigures:
+    """Cycle counts of a core, measured by simulation at full stream speed.
+
+    ``cycles_per_block`` is the steady-state interval between output transfers when blocks are
+    offered back to back (encryption; ``cycles_per_block_decrypt`` for decryption). ``latency``
+    counts edges from the input transfer to the output transfer of the first block after a key
+    load. ``key_to_input`` counts edges from the key transfer to the first input transfer, with the
+    block offered right after the key.
+    """
+    cycles_per_block: float
+    cycles_per_block_decrypt: float
+    latency: int
+    latency_decrypt: int
+    key_to_input: int
+    verified: bool
+    blocks: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
+    """Simulate a fresh core of ``config`` (a :class:`~platforms.cores.CoreConfig`) on ``blocks``
+    random blocks each way, and return its :class:`CycleFigures`.
+
+    ``verified`` says whether every output matched the reference model.
+    """
+    from cores.sim import LoadKey, Process, simulate_cipher
+
+    rng = random.Random(seed)
+    key = rng.getrandbits(config.key_bits)
+    plain = [rng.getrandbits(config.block_bits) for _ in range(blocks)]
+    expected = [config.encrypt(key, block) for block in plain]
+
+    encrypt = simulate_cipher(config.build(), [LoadKey(key)] + [Process(b) for b in plain])
+    decrypt = simulate_cipher(config.build(),
+                              [LoadKey(key)] + [Process(c, decrypt=True) for c in expected])
+    verified = encrypt.results == expected and decrypt.results == plain
+
+    def steady(intervals):
+        # The first interval can include pipeline fill; the median is the steady rate.
+        return float(statistics.median(intervals)) if intervals else float("nan")
+
+    return CycleFigures(
+        cycles_per_block=steady(encrypt.intervals),
+        cycles_per_block_decrypt=steady(decrypt.intervals),
+        latency=encrypt.latencies[0],
+        latency_decrypt=decrypt.latencies[0],
+        key_to_input=encrypt.input.edges[0] - encrypt.key.edges[0],
+        verified=verified,
+        blocks=blocks,
+    )
+
+
+# --- cells ------------------------------------------------------------------------------------
+
+def _module_key(stat: dict, module: str) -> str:
+    modules = stat["modules"]
+    for key in (module, "\\" + module):
+        if key in modules:
+            return key
+    raise KeyError(f"module {module!r} not in the Yosys statistics "
+                   f"(modules: {', '.join(sorted(modules))})")
+
+
+def hierarchy_cells(stat: dict, module: str) -> Counter:
+    """Cells by type in ``module`` and everything below it, from Yosys ``stat -json`` output.
+
+    Instances of other modules are replaced by those modules' cells; ``$scopeinfo`` (a marker
+    that is not a cell of the netlist) is left out.
+    """
+    modules = stat["modules"]
+    key = _module_key(stat, module)
+    total = Counter()
+    for cell_type, count in modules[key].get("num_cells_by_type", {}).items():
+        submodule = None
+        for candidate in (cell_type, "\\" + cell_type):
+            if candidate in modules:
+                submodule = candidate
+        if submodule is not None:
+            for sub_type, sub_count in hierarchy_cells(stat, submodule.lstrip("\\")).items():
+                total[sub_type] += count * sub_count
+        elif cell_type != "$scopeinfo":
+            total[cell_type] += count
+    return total
+
+
+_CLASSES = {
+    "ice40": [
+        ("lut4",  re.compile(r"^SB_LUT4$")),
+        ("ff",    re.compile(r"^SB_DFF")),
+        ("carry", re.compile(r"^SB_CARRY$")),
+        ("bram",  re.compile(r"^SB_RAM40_4K")),
+        ("io",    re.compile(r"^SB_(GB_)?IO|^SB_GB$")),
+    ],
+    "ecp5": [
+        ("lut4",  re.compile(r"^LUT4$")),
+        ("ff",    re.compile(r"^TRELLIS_FF$")),
+        ("carry", re.compile(r"^CCU2C$")),
+        ("bram",  re.compile(r"^(DP16KD|PDPW16KD)$")),
+        ("lutram", re.compile(r"^TRELLIS_DPR16X4$")),
+        ("widemux", re.compile(r"^(PFUMX|L6MUX21)$")),
+        ("io",    re.compile(r"^(TRELLIS_IO|\$_TBUF_|IB|OB|BB)$")),
+    ],
+}
+
+
+def classify_cells(cells: dict, family: str) -> dict:
+    """Sum cells by class for ``family`` (``"ice40"`` or ``"ecp5"``).
+
+    Classes: ``lut4`` (4-input LUTs, counting the two LUT4s in each ECP5 ``CCU2C`` carry cell and
+    the four in each ECP5 ``TRELLIS_DPR16X4`` distributed RAM, so that the figure is the number of
+    LUT4 sites used), ``ff``, ``carry`` (``SB_CARRY`` / ``CCU2C`` cells), ``bram``
+    (``SB_RAM40_4K`` / ``DP16KD``), ``io``, and ``other`` for anything else (DSPs, PLLs, ...).
+    """
+    result = {"lut4": 0, "ff": 0, "carry": 0, "bram": 0, "io": 0, "other": 0}
+    for cell_type, count in cells.items():
+        for name, pattern in _CLASSES[family]:
+            if pattern.search(cell_type):
+                break
+        else:
+            name = "other"
+        if name == "carry" and family == "ecp5":
+            result["lut4"] += 2 * count
+        if name == "lutram":
+            result["lut4"] += 4 * count
+            continue
+        if name == "widemux":
+            continue
+        result[name] += count
+    return result
+
+
+def core_and_harness(stat: dict, top: str, core: str, family: str) -> tuple:
+    """``(core, harness)`` cell classes: the core's own, and everything else in ``top``."""
+    total = hierarchy_cells(stat, top)
+    inside = hierarchy_cells(stat, core)
+    outside = Counter(total)
+    outside.subtract(inside)
+    return classify_cells(inside, family), classify_cells(+outside, family)
+
+
+def fits(cells: dict, capacity: dict, family: str) -> tuple:
+    """Whether a design of ``cells`` (classes of the whole design) can fit ``capacity``, judged
+    before place-and-route (nextpnr-ecp5 places over-full designs rather than stopping).
+
+    Returns ``(fits, reason)``. On iCE40 a logic cell holds one LUT4 and one FF, so the design
+    needs at least ``max(lut4, ff)`` cells.
+    """
+    needs = {}
+    if family == "ice40":
+        needs["lc"] = max(cells["lut4"], cells["ff"])
+    else:
+        needs["lut4"] = cells["lut4"]
+        needs["ff"] = cells["ff"]
+    needs["bram"] = cells["bram"]
+    for name, need in needs.items():
+        if name in capacity and need > capacity[name]:
+            return False, f"needs {need} {name.upper()}, device has {capacity[name]}"
+    return True, ""
+
+
+# --- nextpnr ----------------------------------------------------------------------------------
+
+@dataclass
+class NextpnrResult:
+    """What one nextpnr run reports: Fmax of the design clock (MHz) and utilization."""
+    fmax_mhz: float | None
+    constraint_mhz: float | None
+    utilization: dict = field(default_factory=dict)    # cell type -> {"used", "available"}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _pick_clock(fmax: dict) -> str | None:
+    # Clock names differ by flow: "cd_sync.clk", "$glbnet$cd_sync.clk", "clk", ...
+    if not fmax:
+        return None
+    for name in fmax:
+        if "sync" in name:
+            return name
+    for name in fmax:
+        if "clk" in name.lower():
+            return name
+    return min(fmax, key=lambda name: fmax[name].get("achieved", math.inf))
+
+
+def parse_nextpnr_report(report) -> NextpnrResult:
+    """Parse nextpnr's ``--report`` JSON (a path, a JSON string or the decoded object)."""
+    if isinstance(report, (str, bytes)) and not str(report).lstrip().startswith("{"):
+        with open(report) as file:
+            report = json.load(file)
+    elif isinstance(report, (str, bytes)):
+        report = json.loads(report)
+    fmax = report.get("fmax", {})
+    clock = _pick_clock(fmax)
+    return NextpnrResult(
+        fmax_mhz=fmax[clock]["achieved"] if clock else None,
+        constraint_mhz=fmax[clock].get("constraint") if clock else None,
+        utilization=report.get("utilization", {}),
+    )
+
+
+_MAX_FREQUENCY = re.compile(r"Max frequency for clock\s+'([^']+)':\s*([0-9.]+)\s*MHz"
+                            r"(?:\s*\((PASS|FAIL) at ([0-9.]+) MHz\))?")
+
+
+def parse_nextpnr_log(text: str) -> dict:
+    """The post-route "Max frequency" of each clock in a nextpnr log (MHz); the log prints it
+    once after placement and once after routing, and the last one wins."""
+    result = {}
+    for match in _MAX_FREQUENCY.finditer(text):
+        result[match.group(1)] = float(match.group(2))
+    return result
+
+
+def slice_equivalent(lut4: int, ff: int) -> int:
+    """Spartan-3 / Virtex-II slices needed for ``lut4`` LUT4s and ``ff`` flip-flops, if they pack
+    perfectly (a slice holds two of each). A lower bound: real packing leaves some halves empty."""
+    return math.ceil(max(lut4, ff) / 2)
