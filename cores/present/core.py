@@ -1,0 +1,264 @@
+"""The PRESENT-80/128 encryption/decryption core."""
+
+from amaranth.hdl import C, Module, Mux, Signal
+from amaranth.lib import wiring
+
+from ..interface import BlockCipherSignature
+from .key_schedule import round_key, update_key
+from .reference import check_key_bits
+from .round import decrypt_round, encrypt_round
+from .tables import BLOCK_BITS, COUNTER_BITS, ROUNDS
+
+
+__all__ = ["ROUNDS_PER_CYCLE", "PRESENT"]
+
+
+#: The values :class:`PRESENT` accepts for ``rounds_per_cycle``; 31 unrolls every round.
+ROUNDS_PER_CYCLE = (1, 2, 4, 8, 16, 31)
+
+
+class PRESENT(wiring.Component):
+    """PRESENT-80/128 block cipher (Bogdanov et al., CHES 2007): one core that encrypts and
+    decrypts, each block choosing its direction.
+
+    The architecture is the integrated one of Pattalu Naidu and Kamala Kumari ("A High-Performance
+    VLSI Architecture for the PRESENT Lightweight Cryptography"): a 64-bit datapath computing
+    ``rounds_per_cycle`` rounds per clock, with the key schedule running in parallel with the
+    rounds. There is no round-key table. For decryption the key schedule runs backwards, on the
+    fly, from the key register after its 31 updates (whose 64 leftmost bits are K32); that register
+    is derived once, when the key is loaded, by running the schedule forward.
+
+    Key registers: the core keeps the running key register K and a second register holding the
+    other end of the schedule (the loaded key or the final key register). A block starts from the
+    end its direction needs and leaves K at the opposite end, so the two registers swap roles
+    instead of a third register being reloaded; the final key register is never recomputed from
+    scratch after the key load.
+
+    Parameters
+    ----------
+    key_bits : :class:`int`
+        80 (PRESENT-80) or 128 (PRESENT-128).
+    rounds_per_cycle : :class:`int`
+        Rounds computed per clock: 1, 2, 4, 8, 16 or 31 (31 unrolls every round). The last cycle of
+        a block does the remainder of 31 rounds.
+    decrypt : :class:`bool`
+        With ``False`` the decryption path is left out (an encrypt-only core, e.g. for CTR mode):
+        the ``decrypt`` field of ``input.payload`` is then ignored and every block is encrypted,
+        and a key load costs a single cycle since no final key register is needed.
+
+    Members
+    -------
+    key : ``In(stream.Signature(unsigned(key_bits)))``
+        Loads a key: the integer k79..k0 (k127..k0) of the paper, k0 the least significant bit.
+        Accepted only when no block is in the core (``key.ready`` is high in the idle state, or
+        while the last result is transferring out).
+    input : ``In(stream.Signature(BlockRequest(64)))``
+        One block: ``block`` is the integer b63..b0 of the paper (b0 the least significant bit),
+        ``decrypt`` selects the direction (0: encrypt, 1: decrypt). ``input.ready`` stays low until
+        the first key has been loaded, and while ``key.valid`` is high: a key waiting to be loaded
+        goes before any block.
+    output : ``Out(stream.Signature(unsigned(64)))``
+        The result of each block, b63..b0, in order. Its payload is the state register.
+
+    Cycle counts
+    ------------
+    With ``R = rounds_per_cycle`` and ``N = ceil(31 / R)`` round cycles, counted in clock edges:
+
+    * latency (:attr:`latency`): ``N + 1`` from the edge where a block transfers in to the edge
+      where its result transfers out, when ``output.ready`` is high. The transfer-in edge
+      adds the first round key, each of the ``N`` round cycles computes R rounds (the last one
+      the remainder), and the result is then valid.
+    * initiation interval (:attr:`initiation_interval`): ``N + 1``; the next block transfers in on
+      the edge where the previous result transfers out.
+    * key load (:attr:`key_load_cycles`): ``N + 1`` from the key transfer edge to the first edge a
+      block can transfer (the key schedule runs forward N cycles), or 1 when ``decrypt`` is
+      ``False``.
+
+    ================  =======  ===================  =========================
+    rounds_per_cycle  latency  initiation interval  key load (decrypt=False)
+    ================  =======  ===================  =========================
+    1                 32       32                   32 (1)
+    2                 17       17                   17 (1)
+    4                 9        9                    9 (1)
+    8                 5        5                    5 (1)
+    16                3        3                    3 (1)
+    31                2        2                    2 (1)
+    ================  =======  ===================  =========================
+
+    The figures are the same for both key sizes, both directions and all data and keys.
+
+    Reset
+    -----
+    A reset at any time (also in the middle of a block or of a key load) leaves an idle core with
+    no key loaded and no output pending.
+    """
+    def __init__(self, key_bits: int = 80, *, rounds_per_cycle: int = 1, decrypt: bool = True):
+        check_key_bits(key_bits)
+        if not isinstance(rounds_per_cycle, int) or isinstance(rounds_per_cycle, bool):
+            raise TypeError(f"rounds_per_cycle must be an integer (1, 2, 4, 8, 16 or 31), "
+                            f"not {rounds_per_cycle!r}")
+        if rounds_per_cycle not in ROUNDS_PER_CYCLE:
+            raise ValueError(f"rounds_per_cycle must be 1, 2, 4, 8, 16 or 31, "
+                             f"not {rounds_per_cycle!r}")
+        if not isinstance(decrypt, bool):
+            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
+        self._key_bits = key_bits
+        self._rounds_per_cycle = rounds_per_cycle
+        self._decrypt = decrypt
+        super().__init__(BlockCipherSignature(BLOCK_BITS, key_bits))
+
+    @property
+    def key_bits(self) -> int:
+        return self._key_bits
+
+    @property
+    def rounds_per_cycle(self) -> int:
+        return self._rounds_per_cycle
+
+    @property
+    def decrypt(self) -> bool:
+        """Whether the core has the decryption path."""
+        return self._decrypt
+
+    @property
+    def round_cycles(self) -> int:
+        """Clock cycles spent on the 31 rounds of a block: ceil(31 / rounds_per_cycle)."""
+        return -(-ROUNDS // self._rounds_per_cycle)
+
+    @property
+    def latency(self) -> int:
+        """Edges from a block's input transfer to its output transfer, with ``output.ready``
+        high."""
+        return 1 + self.round_cycles
+
+    @property
+    def initiation_interval(self) -> int:
+        """Edges between the input transfers of back-to-back blocks (and between their results)."""
+        return 1 + self.round_cycles
+
+    @property
+    def key_load_cycles(self) -> int:
+        """Edges from a key transfer to the first edge at which a block can transfer."""
+        return 1 + self.round_cycles if self._decrypt else 1
+
+    def elaborate(self, platform):
+        m = Module()
+
+        key_bits = self._key_bits
+        per_cycle = self._rounds_per_cycle
+        cycles = self.round_cycles
+        remainder = ROUNDS - (cycles - 1) * per_cycle
+
+        state = Signal(BLOCK_BITS)          # b63..b0, after the latest AddRoundKey
+        key_reg = Signal(key_bits)          # the running key register K
+        key_other = Signal(key_bits)        # the other end of the schedule
+        key_reg_at_end = Signal()           # key_reg holds the final key register (K32 on top)
+        key_loaded = Signal()
+        decrypting = Signal()               # direction of the block in flight; 0 in "Expand key"
+        cycle = Signal(range(cycles))       # round cycle of the block (or of the key expansion)
+
+        # The rounds of one cycle, chained; the sub-round `j` is round `cycle * R + j + 1` of the
+        # encryption order. The key register is updated first and its new round key added after
+        # the layers, so `state` always holds the state right after an AddRoundKey.
+        # Each sub-round's results are signals, so that the next sub-round refers to them by name.
+        states, keys = [state], [key_reg]
+        for j in range(per_cycle):
+            index = cycle * per_cycle + j
+            forward_counter = (index + 1)[:COUNTER_BITS]
+            forward_key = update_key(keys[-1], forward_counter, key_bits)
+            if self._decrypt:
+                backward_counter = (ROUNDS - index)[:COUNTER_BITS]
+                backward_key = update_key(keys[-1], backward_counter, key_bits, inverse=True)
+                next_key = Mux(decrypting, backward_key, forward_key)
+                layers = Mux(decrypting, decrypt_round(states[-1]), encrypt_round(states[-1]))
+            else:
+                next_key = forward_key
+                layers = encrypt_round(states[-1])
+            round_key_reg = Signal(key_bits, name=f"key_after_{j + 1}")
+            round_state = Signal(BLOCK_BITS, name=f"state_after_{j + 1}")
+            m.d.comb += [
+                round_key_reg.eq(next_key),
+                round_state.eq(layers ^ round_key(round_key_reg, key_bits)),
+            ]
+            keys.append(round_key_reg)
+            states.append(round_state)
+
+        last_cycle = cycle == cycles - 1
+        if remainder == per_cycle:
+            next_state, next_key_reg = states[per_cycle], keys[per_cycle]
+        else:
+            next_state = Mux(last_cycle, states[remainder], states[per_cycle])
+            next_key_reg = Mux(last_cycle, keys[remainder], keys[per_cycle])
+
+        if self._decrypt:
+            direction = self.input.payload.decrypt
+            # Encryption starts from the loaded key, decryption from the final key register.
+            start_key = Mux(key_reg_at_end == direction, key_reg, key_other)
+        else:
+            direction = C(0, 1)
+            start_key = key_other
+
+        def accept_key_or_block():
+            with m.If(self.key.valid & self.key.ready):
+                m.d.sync += [
+                    key_reg.eq(self.key.payload),
+                    key_other.eq(self.key.payload),
+                    key_reg_at_end.eq(0),
+                    key_loaded.eq(1),
+                    decrypting.eq(0),
+                ]
+                m.next = "Expand key" if self._decrypt else "Idle"
+            with m.Elif(self.input.valid & self.input.ready):
+                m.d.sync += [
+                    state.eq(self.input.payload.block ^ round_key(start_key, key_bits)),
+                    key_reg.eq(start_key),
+                    key_other.eq(start_key),
+                    key_reg_at_end.eq(~direction),
+                    decrypting.eq(direction),
+                ]
+                m.next = "Round"
+
+        with m.FSM():
+            with m.State("Idle"):
+                m.d.comb += [
+                    self.key.ready.eq(1),
+                    self.input.ready.eq(key_loaded & ~self.key.valid),
+                ]
+                accept_key_or_block()
+
+            with m.State("Expand key"):
+                # Run the key schedule forward to the final key register, for decryption.
+                m.d.sync += [
+                    key_reg.eq(next_key_reg),
+                    cycle.eq(cycle + 1),
+                ]
+                with m.If(last_cycle):
+                    m.d.sync += [
+                        key_reg_at_end.eq(1),
+                        cycle.eq(0),
+                    ]
+                    m.next = "Idle"
+
+            with m.State("Round"):
+                m.d.sync += [
+                    state.eq(next_state),
+                    key_reg.eq(next_key_reg),
+                    cycle.eq(cycle + 1),
+                ]
+                with m.If(last_cycle):
+                    m.d.sync += cycle.eq(0)
+                    m.next = "Output"
+
+            with m.State("Output"):
+                m.d.comb += [
+                    self.output.valid.eq(1),
+                    self.key.ready.eq(self.output.ready),
+                    self.input.ready.eq(self.output.ready & ~self.key.valid),
+                ]
+                with m.If(self.output.ready):
+                    m.next = "Idle"
+                    accept_key_or_block()
+
+        m.d.comb += self.output.payload.eq(state)
+
+        return m

@@ -1,0 +1,42 @@
+"""The PRESENT key-register update as a combinational Amaranth value, built from :mod:`.tables`.
+
+Bit ``i`` of a key value is bit ``k_i`` of the paper's key register k79..k0 (k127..k0).
+"""
+
+from amaranth.hdl import Cat, Value
+
+from .round import sbox
+from .tables import BLOCK_BITS, COUNTER_BITS, KEY_COUNTER_LSB, KEY_ROTATION, KEY_SBOX_NIBBLES
+
+
+__all__ = ["update_key", "round_key"]
+
+
+def _substitute_and_add(key: Value, counter: Value, key_bits: int, inverse: bool) -> Value:
+    # The S-box on the top nibble(s) and the round counter added into five bits; these touch
+    # disjoint bits, so their order does not matter.
+    bits = [key[i] for i in range(key_bits)]
+    for lsb in KEY_SBOX_NIBBLES[key_bits]:
+        substituted = sbox(key[lsb:lsb + 4], inverse=inverse)
+        bits[lsb:lsb + 4] = [substituted[i] for i in range(4)]
+    lsb = KEY_COUNTER_LSB[key_bits]
+    for i in range(COUNTER_BITS):
+        bits[lsb + i] = bits[lsb + i] ^ counter[i]
+    return Cat(*bits)
+
+
+def update_key(key: Value, counter: Value, key_bits: int, *, inverse: bool = False) -> Value:
+    """One update of the key register with the 5-bit round ``counter``.
+
+    Forward: rotate left by 61, the S-box on the top nibble(s), add ``counter`` to k19..k15
+    (k66..k62). With ``inverse``, the update undone: add ``counter``, the inverse S-box, rotate
+    right by 61.
+    """
+    if inverse:
+        return _substitute_and_add(key, counter, key_bits, inverse=True).rotate_right(KEY_ROTATION)
+    return _substitute_and_add(key.rotate_left(KEY_ROTATION), counter, key_bits, inverse=False)
+
+
+def round_key(key: Value, key_bits: int) -> Value:
+    """The round key: the 64 leftmost bits of the key register."""
+    return key[key_bits - BLOCK_BITS:]
