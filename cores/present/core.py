@@ -4,10 +4,10 @@ from amaranth.hdl import C, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ..interface import BlockCipherSignature
-from .key_schedule import round_key, update_key
+from .key_schedule import round_key
 from .reference import check_key_bits
-from .round import decrypt_round, encrypt_round
-from .tables import BLOCK_BITS, COUNTER_BITS, ROUNDS
+from .round import Round
+from .tables import BLOCK_BITS, ROUNDS
 
 
 __all__ = ["ROUNDS_PER_CYCLE", "PRESENT"]
@@ -157,31 +157,26 @@ class PRESENT(wiring.Component):
         decrypting = Signal()               # direction of the block in flight; 0 in "Expand key"
         cycle = Signal(range(cycles))       # round cycle of the block (or of the key expansion)
 
-        # The rounds of one cycle, chained; the sub-round `j` is round `cycle * R + j + 1` of the
-        # encryption order. The key register is updated first and its new round key added after
+        # The rounds of one cycle, chained; sub-round `j` is round `cycle * R + j + 1` in the
+        # encryption order. Each updates the key register first and adds the new round key after
         # the layers, so `state` always holds the state right after an AddRoundKey.
-        # Each sub-round's results are signals, so that the next sub-round refers to them by name.
         states, keys = [state], [key_reg]
         for j in range(per_cycle):
+            m.submodules[f"round_{j}"] = round_ = Round(key_bits, decrypt=self._decrypt)
             index = cycle * per_cycle + j
-            forward_counter = (index + 1)[:COUNTER_BITS]
-            forward_key = update_key(keys[-1], forward_counter, key_bits)
-            if self._decrypt:
-                backward_counter = (ROUNDS - index)[:COUNTER_BITS]
-                backward_key = update_key(keys[-1], backward_counter, key_bits, inverse=True)
-                next_key = Mux(decrypting, backward_key, forward_key)
-                layers = Mux(decrypting, decrypt_round(states[-1]), encrypt_round(states[-1]))
-            else:
-                next_key = forward_key
-                layers = encrypt_round(states[-1])
-            round_key_reg = Signal(key_bits, name=f"key_after_{j + 1}")
-            round_state = Signal(BLOCK_BITS, name=f"state_after_{j + 1}")
             m.d.comb += [
-                round_key_reg.eq(next_key),
-                round_state.eq(layers ^ round_key(round_key_reg, key_bits)),
+                round_.state_in.eq(states[-1]),
+                round_.key_in.eq(keys[-1]),
             ]
-            keys.append(round_key_reg)
-            states.append(round_state)
+            if self._decrypt:
+                m.d.comb += [
+                    round_.inverse.eq(decrypting),
+                    round_.counter.eq(Mux(decrypting, ROUNDS - index, index + 1)),
+                ]
+            else:
+                m.d.comb += round_.counter.eq(index + 1)
+            states.append(round_.state_out)
+            keys.append(round_.key_out)
 
         last_cycle = cycle == cycles - 1
         if remainder == per_cycle:

@@ -5,7 +5,7 @@ Bit ``i`` of a key value is bit ``k_i`` of the paper's key register k79..k0 (k12
 
 from amaranth.hdl import Cat, Value
 
-from .round import sbox
+from .sbox import sbox
 from .tables import BLOCK_BITS, COUNTER_BITS, KEY_COUNTER_LSB, KEY_ROTATION, KEY_SBOX_NIBBLES
 
 
@@ -13,16 +13,19 @@ __all__ = ["update_key", "round_key"]
 
 
 def _substitute_and_add(key: Value, counter: Value, key_bits: int, inverse: bool) -> Value:
-    # The S-box on the top nibble(s) and the round counter added into five bits; these touch
-    # disjoint bits, so their order does not matter.
-    bits = [key[i] for i in range(key_bits)]
-    for lsb in KEY_SBOX_NIBBLES[key_bits]:
-        substituted = sbox(key[lsb:lsb + 4], inverse=inverse)
-        bits[lsb:lsb + 4] = [substituted[i] for i in range(4)]
+    # The S-box on the top nibble(s) and the round counter added into five bits. These fields are
+    # disjoint, so the order of the two steps does not matter.
+    fields = [(lsb, 4, sbox(key[lsb:lsb + 4], inverse=inverse))
+              for lsb in KEY_SBOX_NIBBLES[key_bits]]
     lsb = KEY_COUNTER_LSB[key_bits]
-    for i in range(COUNTER_BITS):
-        bits[lsb + i] = bits[lsb + i] ^ counter[i]
-    return Cat(*bits)
+    fields.append((lsb, COUNTER_BITS, key[lsb:lsb + COUNTER_BITS] ^ counter[:COUNTER_BITS]))
+    parts, position = [], 0
+    for lsb, width, value in sorted(fields, key=lambda field: field[0]):
+        assert lsb >= position, "key schedule fields overlap"
+        parts += [key[position:lsb], value]
+        position = lsb + width
+    parts.append(key[position:])
+    return Cat(*parts)
 
 
 def update_key(key: Value, counter: Value, key_bits: int, *, inverse: bool = False) -> Value:

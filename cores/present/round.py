@@ -1,26 +1,24 @@
-"""The PRESENT round layers as combinational Amaranth values, built from :mod:`.tables`.
+"""A PRESENT round in hardware: the layers as combinational values, and :class:`Round`, one round
+with its key-register update, built from :mod:`.tables`.
 
-Each function takes a value and returns a new value; the core chains them inside its round logic.
-Bit ``i`` of a state value is bit ``b_i`` of the paper.
+Bit ``i`` of a state value is bit ``b_i`` of the paper, bit ``i`` of a key value is ``k_i``.
 """
 
-from amaranth.hdl import Cat, Const, Value
+from amaranth.hdl import Cat, Module, Mux, Value
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
 
-from .tables import BLOCK_BITS, INV_PERMUTATION, INV_SBOX, PERMUTATION, SBOX
+from .key_schedule import round_key, update_key
+from .reference import check_key_bits
+from .sbox import sbox
+from .tables import BLOCK_BITS, COUNTER_BITS, INV_PERMUTATION, PERMUTATION
 
 
-__all__ = ["sbox", "s_layer", "p_layer", "encrypt_round", "decrypt_round"]
-
-
-def sbox(nibble: Value, *, inverse: bool = False) -> Value:
-    """The S-box (or its inverse) on a 4-bit value: a 16-entry look-up of a constant table."""
-    table = INV_SBOX if inverse else SBOX
-    rom = Const(sum(entry << (4 * index) for index, entry in enumerate(table)), 64)
-    return rom.word_select(nibble, 4)
+__all__ = ["s_layer", "p_layer", "encrypt_layers", "decrypt_layers", "Round"]
 
 
 def s_layer(state: Value, *, inverse: bool = False) -> Value:
-    """sBoxLayer: the S-box on each of the 16 nibbles w15..w0."""
+    """sBoxLayer: the S-box (or its inverse) on each of the 16 nibbles w15..w0."""
     return Cat(sbox(state.word_select(i, 4), inverse=inverse) for i in range(BLOCK_BITS // 4))
 
 
@@ -31,11 +29,83 @@ def p_layer(state: Value, *, inverse: bool = False) -> Value:
     return Cat(state[sources[j]] for j in range(BLOCK_BITS))
 
 
-def encrypt_round(state: Value) -> Value:
-    """One encryption round without its AddRoundKey: pLayer(sBoxLayer(state))."""
+def encrypt_layers(state: Value) -> Value:
+    """The layers of an encryption round, without AddRoundKey: pLayer(sBoxLayer(state))."""
     return p_layer(s_layer(state))
 
 
-def decrypt_round(state: Value) -> Value:
-    """The inverse of :func:`encrypt_round`: sBoxLayer^-1(pLayer^-1(state))."""
+def decrypt_layers(state: Value) -> Value:
+    """The inverse of :func:`encrypt_layers`: sBoxLayer^-1(pLayer^-1(state))."""
     return s_layer(p_layer(state, inverse=True), inverse=True)
+
+
+class Round(wiring.Component):
+    """One PRESENT round and the key-register update that goes with it (combinational).
+
+    Encrypting, ``key_out`` is ``key_in`` updated with ``counter`` and ``state_out`` is
+    ``pLayer(sBoxLayer(state_in))`` plus the round key of ``key_out``. Decrypting, ``key_out`` is
+    the update with ``counter`` undone and ``state_out`` is ``sBoxLayer^-1(pLayer^-1(state_in))``
+    plus the round key of ``key_out``. Either way ``state_out`` is a state right after an
+    AddRoundKey, like ``state_in``.
+
+    Parameters
+    ----------
+    key_bits : :class:`int`
+        80 or 128.
+    decrypt : :class:`bool`
+        Whether the round has the decryption path (and the ``inverse`` port).
+
+    Members
+    -------
+    state_in : ``In(64)``
+    key_in : ``In(key_bits)``
+    counter : ``In(5)``
+        The round counter of the key-schedule update (1..31).
+    inverse : ``In(1)``
+        1 to decrypt. Only present when ``decrypt`` is true.
+    state_out : ``Out(64)``
+    key_out : ``Out(key_bits)``
+    """
+    def __init__(self, key_bits: int, *, decrypt: bool = True):
+        check_key_bits(key_bits)
+        if not isinstance(decrypt, bool):
+            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
+        self._key_bits = key_bits
+        self._decrypt = decrypt
+        members = {
+            "state_in": In(BLOCK_BITS),
+            "key_in": In(key_bits),
+            "counter": In(COUNTER_BITS),
+            "state_out": Out(BLOCK_BITS),
+            "key_out": Out(key_bits),
+        }
+        if decrypt:
+            members["inverse"] = In(1)
+        super().__init__(members)
+
+    @property
+    def key_bits(self) -> int:
+        return self._key_bits
+
+    @property
+    def decrypt(self) -> bool:
+        return self._decrypt
+
+    def elaborate(self, platform):
+        m = Module()
+        key_bits = self._key_bits
+        forward_key = update_key(self.key_in, self.counter, key_bits)
+        if self._decrypt:
+            backward_key = update_key(self.key_in, self.counter, key_bits, inverse=True)
+            m.d.comb += [
+                self.key_out.eq(Mux(self.inverse, backward_key, forward_key)),
+                self.state_out.eq(round_key(self.key_out, key_bits) ^ Mux(
+                    self.inverse, decrypt_layers(self.state_in), encrypt_layers(self.state_in))),
+            ]
+        else:
+            m.d.comb += [
+                self.key_out.eq(forward_key),
+                self.state_out.eq(round_key(self.key_out, key_bits) ^
+                                  encrypt_layers(self.state_in)),
+            ]
+        return m
