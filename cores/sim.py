@@ -199,7 +199,8 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
         await ctx.tick()
 
     async def watchdog(ctx):
-        await ctx.tick().repeat(max_edges)
+        for _ in range(max_edges):
+            await ctx.tick()
         raise RuntimeError(f"simulation did not finish within {max_edges} edges")
 
     sim = Simulator(core)

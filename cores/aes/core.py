@@ -1,0 +1,187 @@
+"""The round-based AES core: one full round per clock cycle, both directions in one datapath."""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+
+from ..interface import BlockCipherSignature
+from .key_schedule import KeyScheduleStep
+from .reference import check_key_bits
+from .round import RoundFunction
+from .substitution import SubstitutedRegister, check_sbox
+from .transforms import KEY_WORDS, ROUNDS
+
+
+__all__ = ["AES"]
+
+
+class AES(wiring.Component):
+    """AES-128/192/256 encryption and decryption (FIPS-197), one round per clock cycle.
+
+    Each block on ``input`` is encrypted or decrypted, as its ``decrypt`` bit asks, under the last
+    key loaded on ``key``. The datapath has 16 S-boxes for the state, each serving SubBytes and
+    InvSubBytes, and 4 for the key schedule. Round keys are computed on the fly, in parallel with
+    the round: forwards for encryption, and backwards for decryption from the last round-key window,
+    which the core derives once when a key is loaded. No round-key table is stored.
+
+    Parameters
+    ----------
+    key_bits : :class:`int`
+        128, 192 or 256.
+    sbox : :class:`str`
+        Where the 16 state S-boxes live: ``"bram"`` (the default; 16 block RAMs of 512x8, the
+        register feeding them is the block RAM's own address register) or ``"logic"`` (look-up
+        tables in LUTs). The key schedule's 4 S-boxes are always logic.
+
+    Members
+    -------
+    key : ``In(stream.Signature(unsigned(key_bits)))``
+        A key, ``int.from_bytes(fips197_key_bytes, "big")``.
+    input : ``In(stream.Signature(BlockRequest(128)))``
+        A block, ``int.from_bytes(fips197_block_bytes, "big")``, and its direction.
+    output : ``Out(stream.Signature(unsigned(128)))``
+        The result, in the same byte order.
+
+    Timing
+    ------
+    Nr is 10, 12 or 14 for 128-, 192- and 256-bit keys. All counts are clock edges, the same for
+    every key, block and direction:
+
+    * *latency*: Nr + 1 edges (11, 13, 15) from the edge where a block transfers in to the edge
+      where its result transfers out, if ``output.ready`` is high;
+    * *initiation interval*: Nr + 1 edges: a new block is accepted on the edge where the previous
+      result transfers out, so back-to-back blocks leave every Nr + 1 cycles;
+    * *key load*: Nr + 1 edges from the key transfer to the first edge a block can transfer (Nr
+      forward key-schedule steps to find the last round key, then the core is idle).
+
+    ``key.ready`` is high only when no block is in the core; when ``key.valid`` and ``input.valid``
+    are both high in an idle cycle, the key is taken first. After reset no key is loaded and
+    ``input.ready`` stays low until one is.
+    """
+    def __init__(self, key_bits: int = 128, *, sbox: str = "bram"):
+        self._key_bits = check_key_bits(key_bits)
+        self._sbox = check_sbox(sbox)
+        super().__init__(BlockCipherSignature(128, key_bits))
+
+    @property
+    def key_bits(self) -> int:
+        return self._key_bits
+
+    @property
+    def sbox(self) -> str:
+        return self._sbox
+
+    @property
+    def rounds(self) -> int:
+        """Nr, the number of rounds."""
+        return ROUNDS[self._key_bits]
+
+    @property
+    def latency(self) -> int:
+        """Edges from a block's input transfer to its output transfer, with ``output.ready`` high."""
+        return self.rounds + 1
+
+    @property
+    def initiation_interval(self) -> int:
+        """Edges between blocks processed back to back."""
+        return self.rounds + 1
+
+    @property
+    def key_load_cycles(self) -> int:
+        """Edges from a key transfer to the first edge at which a block can transfer."""
+        return self.rounds + 1
+
+    def elaborate(self, platform):
+        m = Module()
+        nr, key_width = self.rounds, 32 * KEY_WORDS[self._key_bits]
+
+        m.submodules.state = state = SubstitutedRegister(sbox=self._sbox)
+        m.submodules.key_step = key_step = KeyScheduleStep(self._key_bits)
+        m.submodules.round = round_function = RoundFunction()
+
+        first_window = Signal(key_width)   # the key itself: window 0, where encryption starts
+        last_window = Signal(key_width)    # window Nr, where decryption starts
+        window = Signal(key_width)
+        step = Signal(range(nr + 1))
+        decrypting = state.q_inverse
+
+        m.d.comb += [
+            key_step.window.eq(window),
+            key_step.step.eq(step),
+            key_step.backward.eq(decrypting),
+        ]
+        last_round = Signal()
+        m.d.comb += [
+            last_round.eq(Mux(decrypting, step == 1, step == nr)),
+            round_function.substituted.eq(state.substituted),
+            round_function.round_key.eq(key_step.next_window[-128:]),
+            round_function.decrypt.eq(decrypting),
+            round_function.last.eq(last_round),
+        ]
+
+        request = self.input.payload
+        start_window = Mux(request.decrypt, last_window, first_window)
+
+        def accept_block():
+            m.d.comb += [
+                self.input.ready.eq(1),
+                state.d.eq(request.block ^ start_window[-128:]),
+                state.d_inverse.eq(request.decrypt),
+                state.en.eq(self.input.valid),
+            ]
+            with m.If(self.input.valid):
+                m.d.sync += [
+                    window.eq(start_window),
+                    step.eq(Mux(request.decrypt, nr, 1)),
+                ]
+                m.next = "Round"
+
+        def accept_key():
+            m.d.comb += self.key.ready.eq(1)
+            with m.If(self.key.valid):
+                m.d.sync += [
+                    first_window.eq(self.key.payload),
+                    window.eq(self.key.payload),
+                    step.eq(1),
+                ]
+                m.next = "Expand key"
+
+        with m.FSM(init="No key"):
+            with m.State("No key"):
+                accept_key()
+
+            with m.State("Expand key"):
+                # Forward through the whole schedule once, to find where decryption starts.
+                m.d.comb += key_step.backward.eq(0)
+                m.d.sync += [window.eq(key_step.next_window), step.eq(step + 1)]
+                with m.If(step == nr):
+                    m.d.sync += last_window.eq(key_step.next_window)
+                    m.next = "Idle"
+
+            with m.State("Idle"):
+                with m.If(self.key.valid):
+                    accept_key()
+                with m.Else():
+                    accept_block()
+
+            with m.State("Round"):
+                m.d.comb += [
+                    state.d.eq(round_function.result),
+                    state.d_inverse.eq(decrypting),
+                    state.en.eq(1),
+                ]
+                m.d.sync += [
+                    window.eq(key_step.next_window),
+                    step.eq(Mux(decrypting, step - 1, step + 1)),
+                ]
+                with m.If(last_round):
+                    m.next = "Output"
+
+            with m.State("Output"):
+                m.d.comb += [self.output.valid.eq(1), self.output.payload.eq(state.q)]
+                with m.If(self.output.ready):
+                    # The result leaves on this edge, so the state register is free for the next
+                    # block on the same edge.
+                    m.next = "Idle"
+                    accept_block()
+
+        return m
