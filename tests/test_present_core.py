@@ -110,6 +110,14 @@ def block_groups(run, operations):
     return groups
 
 
+@pytest.fixture(autouse=True)
+def slow_only_when_selected(request):
+    # pyproject.toml: slow sweeps are "not in the default run (select with -m slow)".
+    if (request.node.get_closest_marker("slow") and
+            "slow" not in request.config.getoption("markexpr")):
+        pytest.skip("slow sweep: select with -m slow")
+
+
 # Constructor and parameters.
 
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
@@ -203,9 +211,9 @@ def test_key_load_cycles_are_exact(key_bits, rounds_per_cycle):
     groups = block_groups(run, operations)
     assert [blocks[0][0] - key_edge for key_edge, blocks in groups] == \
         [core.key_load_cycles] * len(groups)
-    # After the first, each key transfers on the edge the previous key's last result leaves.
+    # After the first, each key transfers one edge after the previous key's last result left.
     assert [key_edge for key_edge, _ in groups[1:]] == \
-        [blocks[-1][1] for _, blocks in groups[:-1]]
+        [blocks[-1][1] + 1 for _, blocks in groups[:-1]]
 
 
 @configurations
@@ -218,6 +226,35 @@ def test_random_stalls_and_back_pressure(key_bits, rounds_per_cycle):
     assert run.output.violations == []
     assert (run.key.violations, run.input.violations) == ([], [])
     assert min(run.latencies) >= core.latency
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("decrypt", [True, False], ids=["integrated", "encrypt-only"])
+@configurations
+def test_long_random_sweep_at_full_speed(key_bits, rounds_per_cycle, decrypt):
+    core = PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
+    operations = random_operations(key_bits, seed=1000 + rounds_per_cycle, keys=16, blocks=16)
+    run = simulate(core, operations)
+    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    assert run.latencies == [core.latency] * len(run.results)
+    groups = block_groups(run, operations)
+    assert [blocks[0][0] - key_edge for key_edge, blocks in groups] == \
+        [core.key_load_cycles] * len(groups)
+    for _, blocks in groups:
+        edges = [edge for edge, _ in blocks]
+        assert {b - a for a, b in zip(edges, edges[1:])} == {core.initiation_interval}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("decrypt", [True, False], ids=["integrated", "encrypt-only"])
+@configurations
+def test_long_random_sweep_with_stalls(key_bits, rounds_per_cycle, decrypt):
+    core = PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
+    operations = random_operations(key_bits, seed=2000 + rounds_per_cycle, keys=12, blocks=12)
+    run = simulate(core, operations, rng=random.Random(key_bits + rounds_per_cycle), max_gap=8,
+                   max_stall=3 * core.latency)
+    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
 
 
 # The encrypt-only core.
@@ -239,6 +276,12 @@ def test_encrypt_only_core_timing(rounds_per_cycle):
 
 
 # Key handling, stream rules and reset, with hand-written testbenches.
+
+async def pulse_reset(ctx, rst):
+    ctx.set(rst, 1)
+    await ctx.tick()
+    ctx.set(rst, 0)
+
 
 def run_testbench(core, testbench):
     """Simulate ``core`` with ``testbench(ctx, rst)``, where ``rst`` resets the core."""
@@ -294,9 +337,7 @@ def test_reset_mid_block_leaves_idle_core_without_key(key_bits, rounds_per_cycle
         await stream_put(ctx, core.key, key)
         await stream_put(ctx, core.input, {"block": 0, "decrypt": 1})
         await ctx.tick().repeat(core.latency // 2)
-        ctx.set(rst, 1)
-        await ctx.tick()
-        ctx.set(rst, 0)
+        await pulse_reset(ctx, rst)
         await check_idle_without_key(ctx, core, 2 * core.latency)
         await check_one_block(ctx, core, key, 0xffffffffffffffff, decrypt=True)
         await check_one_block(ctx, core, 0, 0x0123456789abcdef)
@@ -311,9 +352,7 @@ def test_reset_with_result_pending_drops_it():
         await stream_put(ctx, core.key, 0)
         await stream_put(ctx, core.input, {"block": 0, "decrypt": 0})
         await ctx.tick().until(core.output.valid)
-        ctx.set(rst, 1)
-        await ctx.tick()
-        ctx.set(rst, 0)
+        await pulse_reset(ctx, rst)
         await check_idle_without_key(ctx, core, 4)
 
     run_testbench(core, testbench)
@@ -325,9 +364,7 @@ def test_reset_mid_key_load_leaves_core_without_key():
     async def testbench(ctx, rst):
         await stream_put(ctx, core.key, 1)
         await ctx.tick().repeat(5)
-        ctx.set(rst, 1)
-        await ctx.tick()
-        ctx.set(rst, 0)
+        await pulse_reset(ctx, rst)
         await check_idle_without_key(ctx, core, core.key_load_cycles + 2)
         await check_one_block(ctx, core, 2, 3, decrypt=True)
 
@@ -349,11 +386,13 @@ def test_key_waits_for_block_in_flight():
             await ctx.tick()
         assert ctx.get(core.output.valid) == 1
         ctx.set(core.output.ready, 1)
-        assert ctx.get(core.key.ready) == 1
+        assert ctx.get(core.key.ready) == 0
         assert ctx.get(core.output.payload) == encrypt_block(old_key, block)
         await ctx.tick()
-        ctx.set(core.key.valid, 0)
         ctx.set(core.output.ready, 0)
+        assert ctx.get(core.key.ready) == 1
+        await ctx.tick()
+        ctx.set(core.key.valid, 0)
         await stream_put(ctx, core.input, {"block": block, "decrypt": 0})
         assert await stream_get(ctx, core.output) == encrypt_block(new_key, block)
 
@@ -372,6 +411,33 @@ def test_key_goes_before_block_when_both_are_offered():
         ctx.set(core.input.valid, 1)
         ctx.set(core.input.payload, {"block": block, "decrypt": 0})
         assert (ctx.get(core.key.ready), ctx.get(core.input.ready)) == (1, 0)
+        await ctx.tick()
+        ctx.set(core.key.valid, 0)
+        await ctx.tick().until(core.input.ready)
+        ctx.set(core.input.valid, 0)
+        assert await stream_get(ctx, core.output) == encrypt_block(new_key, block)
+
+    run_testbench(core, testbench)
+
+
+def test_key_holds_back_blocks_while_result_leaves():
+    core = PRESENT(rounds_per_cycle=31)
+    old_key, new_key, block = 0x11111111111111111111, 0x22222222222222222222, 0x1234
+
+    async def testbench(ctx, rst):
+        await stream_put(ctx, core.key, old_key)
+        await stream_put(ctx, core.input, {"block": block, "decrypt": 0})
+        ctx.set(core.input.valid, 1)
+        ctx.set(core.key.valid, 1)
+        ctx.set(core.key.payload, new_key)
+        ctx.set(core.output.ready, 1)
+        while not ctx.get(core.output.valid):
+            await ctx.tick()
+        assert ctx.get(core.output.payload) == encrypt_block(old_key, block)
+        assert (ctx.get(core.input.ready), ctx.get(core.key.ready)) == (0, 0)
+        await ctx.tick()
+        ctx.set(core.output.ready, 0)
+        assert (ctx.get(core.input.ready), ctx.get(core.key.ready)) == (0, 1)
         await ctx.tick()
         ctx.set(core.key.valid, 0)
         await ctx.tick().until(core.input.ready)

@@ -50,13 +50,13 @@ class PRESENT(wiring.Component):
     -------
     key : ``In(stream.Signature(unsigned(key_bits)))``
         Loads a key: the integer k79..k0 (k127..k0) of the paper, k0 the least significant bit.
-        Accepted only when no block is in the core (``key.ready`` is high in the idle state, or
-        while the last result is transferring out).
+        ``key.ready`` is high only when the core is idle: no block in the core, no result waiting,
+        no key load running.
     input : ``In(stream.Signature(BlockRequest(64)))``
         One block: ``block`` is the integer b63..b0 of the paper (b0 the least significant bit),
         ``decrypt`` selects the direction (0: encrypt, 1: decrypt). ``input.ready`` stays low until
         the first key has been loaded, and while ``key.valid`` is high: a key waiting to be loaded
-        goes before any block.
+        goes before any block, so a stream of blocks cannot hold a key back.
     output : ``Out(stream.Signature(unsigned(64)))``
         The result of each block, b63..b0, in order. Its payload is the state register.
 
@@ -72,7 +72,8 @@ class PRESENT(wiring.Component):
       the edge where the previous result transfers out.
     * key load (:attr:`key_load_cycles`): ``N + 1`` from the key transfer edge to the first edge a
       block can transfer (the key schedule runs forward N cycles), or 1 when ``decrypt`` is
-      ``False``.
+      ``False``. The key transfers at the earliest one edge after the previous result left, when
+      the core is idle again.
 
     ================  =======  ===================  =========================
     rounds_per_cycle  latency  initiation interval  key load (decrypt=False)
@@ -193,8 +194,8 @@ class PRESENT(wiring.Component):
             direction = C(0, 1)
             start_key = key_other
 
-        def accept_key_or_block():
-            with m.If(self.key.valid & self.key.ready):
+        def accept_key():
+            with m.If(self.key.valid):
                 m.d.sync += [
                     key_reg.eq(self.key.payload),
                     key_other.eq(self.key.payload),
@@ -202,8 +203,11 @@ class PRESENT(wiring.Component):
                     key_loaded.eq(1),
                     decrypting.eq(0),
                 ]
-                m.next = "Expand key" if self._decrypt else "Idle"
-            with m.Elif(self.input.valid & self.input.ready):
+                if self._decrypt:
+                    m.next = "Expand key"
+
+        def accept_block():
+            with m.If(self.input.valid & self.input.ready):
                 m.d.sync += [
                     state.eq(self.input.payload.block ^ round_key(start_key, key_bits)),
                     key_reg.eq(start_key),
@@ -219,7 +223,8 @@ class PRESENT(wiring.Component):
                     self.key.ready.eq(1),
                     self.input.ready.eq(key_loaded & ~self.key.valid),
                 ]
-                accept_key_or_block()
+                accept_key()
+                accept_block()
 
             with m.State("Expand key"):
                 # Run the key schedule forward to the final key register, for decryption.
@@ -245,14 +250,15 @@ class PRESENT(wiring.Component):
                     m.next = "Output"
 
             with m.State("Output"):
+                # The result leaves on an edge where output.ready is high, and the state register
+                # can take the next block on that same edge. A key waits for the idle state.
                 m.d.comb += [
                     self.output.valid.eq(1),
-                    self.key.ready.eq(self.output.ready),
                     self.input.ready.eq(self.output.ready & ~self.key.valid),
                 ]
                 with m.If(self.output.ready):
                     m.next = "Idle"
-                    accept_key_or_block()
+                    accept_block()
 
         m.d.comb += self.output.payload.eq(state)
 
