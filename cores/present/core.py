@@ -186,13 +186,15 @@ class PRESENT(wiring.Component):
             next_state = Mux(last_cycle, states[remainder], states[per_cycle])
             next_key_reg = Mux(last_cycle, keys[remainder], keys[per_cycle])
 
+        # The key register a block starts from: the loaded key to encrypt, the final key register
+        # to decrypt.
+        start_key = Signal(key_bits)
         if self._decrypt:
             direction = self.input.payload.decrypt
-            # Encryption starts from the loaded key, decryption from the final key register.
-            start_key = Mux(key_reg_at_end == direction, key_reg, key_other)
+            m.d.comb += start_key.eq(Mux(key_reg_at_end == direction, key_reg, key_other))
         else:
             direction = C(0, 1)
-            start_key = key_other
+            m.d.comb += start_key.eq(key_other)
 
         def accept_key():
             with m.If(self.key.valid):

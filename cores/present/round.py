@@ -1,10 +1,10 @@
-"""A PRESENT round in hardware: the layers as combinational values, and :class:`Round`, one round
-with its key-register update, built from :mod:`.tables`.
+"""A PRESENT round in hardware: the two layers as combinational values, and :class:`Round`, one
+round with its key-register update, built from :mod:`.tables`.
 
 Bit ``i`` of a state value is bit ``b_i`` of the paper, bit ``i`` of a key value is ``k_i``.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -14,7 +14,7 @@ from .sbox import sbox
 from .tables import BLOCK_BITS, COUNTER_BITS, INV_PERMUTATION, PERMUTATION
 
 
-__all__ = ["s_layer", "p_layer", "encrypt_layers", "decrypt_layers", "Round"]
+__all__ = ["s_layer", "p_layer", "Round"]
 
 
 def s_layer(state: Value, *, inverse: bool = False) -> Value:
@@ -27,16 +27,6 @@ def p_layer(state: Value, *, inverse: bool = False) -> Value:
     # Output bit j comes from the input bit that moves to j.
     sources = PERMUTATION if inverse else INV_PERMUTATION
     return Cat(state[sources[j]] for j in range(BLOCK_BITS))
-
-
-def encrypt_layers(state: Value) -> Value:
-    """The layers of an encryption round, without AddRoundKey: pLayer(sBoxLayer(state))."""
-    return p_layer(s_layer(state))
-
-
-def decrypt_layers(state: Value) -> Value:
-    """The inverse of :func:`encrypt_layers`: sBoxLayer^-1(pLayer^-1(state))."""
-    return s_layer(p_layer(state, inverse=True), inverse=True)
 
 
 class Round(wiring.Component):
@@ -94,18 +84,25 @@ class Round(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         key_bits = self._key_bits
+
+        # pLayer picks single bits of its input; from a signal, not from the S-box expressions,
+        # or each S-box would be built once per bit picked from it.
+        substituted = Signal(BLOCK_BITS)
+        m.d.comb += substituted.eq(s_layer(self.state_in))
+        encrypted = p_layer(substituted)
         forward_key = update_key(self.key_in, self.counter, key_bits)
+
         if self._decrypt:
+            decrypted = s_layer(p_layer(self.state_in, inverse=True), inverse=True)
             backward_key = update_key(self.key_in, self.counter, key_bits, inverse=True)
             m.d.comb += [
                 self.key_out.eq(Mux(self.inverse, backward_key, forward_key)),
-                self.state_out.eq(round_key(self.key_out, key_bits) ^ Mux(
-                    self.inverse, decrypt_layers(self.state_in), encrypt_layers(self.state_in))),
+                self.state_out.eq(Mux(self.inverse, decrypted, encrypted) ^
+                                  round_key(self.key_out, key_bits)),
             ]
         else:
             m.d.comb += [
                 self.key_out.eq(forward_key),
-                self.state_out.eq(round_key(self.key_out, key_bits) ^
-                                  encrypt_layers(self.state_in)),
+                self.state_out.eq(encrypted ^ round_key(self.key_out, key_bits)),
             ]
         return m
