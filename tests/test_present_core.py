@@ -371,15 +371,32 @@ def test_reset_mid_key_load_leaves_core_without_key():
     run_testbench(core, testbench)
 
 
+OLD_KEY, NEW_KEY, BLOCK = 0x11111111111111111111, 0x22222222222222222222, 0x0123456789abcdef
+
+
+def offer_new_key_and_block(ctx, core):
+    ctx.set(core.key.valid, 1)
+    ctx.set(core.key.payload, NEW_KEY)
+    ctx.set(core.input.valid, 1)
+    ctx.set(core.input.payload, {"block": BLOCK, "decrypt": 0})
+
+
+async def check_block_after_new_key(ctx, core):
+    """Called after the new key's transfer edge: the block offered goes in after it and is
+    encrypted under the new key."""
+    ctx.set(core.key.valid, 0)
+    await ctx.tick().until(core.input.ready)
+    ctx.set(core.input.valid, 0)
+    assert await stream_get(ctx, core.output) == encrypt_block(NEW_KEY, BLOCK)
+
+
 def test_key_waits_for_block_in_flight():
     core = PRESENT()
-    old_key, new_key, block = 0x11111111111111111111, 0x22222222222222222222, 0x1234
 
     async def testbench(ctx, rst):
-        await stream_put(ctx, core.key, old_key)
-        await stream_put(ctx, core.input, {"block": block, "decrypt": 0})
-        ctx.set(core.key.valid, 1)
-        ctx.set(core.key.payload, new_key)
+        await stream_put(ctx, core.key, OLD_KEY)
+        await stream_put(ctx, core.input, {"block": BLOCK, "decrypt": 0})
+        offer_new_key_and_block(ctx, core)
         # The result waits while output.ready is low; the key waits for the result to leave.
         for _ in range(core.latency + 10):
             assert ctx.get(core.key.ready) == 0
@@ -387,62 +404,47 @@ def test_key_waits_for_block_in_flight():
         assert ctx.get(core.output.valid) == 1
         ctx.set(core.output.ready, 1)
         assert ctx.get(core.key.ready) == 0
-        assert ctx.get(core.output.payload) == encrypt_block(old_key, block)
+        assert ctx.get(core.output.payload) == encrypt_block(OLD_KEY, BLOCK)
         await ctx.tick()
         ctx.set(core.output.ready, 0)
         assert ctx.get(core.key.ready) == 1
         await ctx.tick()
-        ctx.set(core.key.valid, 0)
-        await stream_put(ctx, core.input, {"block": block, "decrypt": 0})
-        assert await stream_get(ctx, core.output) == encrypt_block(new_key, block)
+        await check_block_after_new_key(ctx, core)
 
     run_testbench(core, testbench)
 
 
 def test_key_goes_before_block_when_both_are_offered():
     core = PRESENT()
-    old_key, new_key, block = 0x11111111111111111111, 0x22222222222222222222, 0x1234
 
     async def testbench(ctx, rst):
-        await stream_put(ctx, core.key, old_key)
+        await stream_put(ctx, core.key, OLD_KEY)
         await ctx.tick().repeat(core.key_load_cycles)
-        ctx.set(core.key.valid, 1)
-        ctx.set(core.key.payload, new_key)
-        ctx.set(core.input.valid, 1)
-        ctx.set(core.input.payload, {"block": block, "decrypt": 0})
+        offer_new_key_and_block(ctx, core)
         assert (ctx.get(core.key.ready), ctx.get(core.input.ready)) == (1, 0)
         await ctx.tick()
-        ctx.set(core.key.valid, 0)
-        await ctx.tick().until(core.input.ready)
-        ctx.set(core.input.valid, 0)
-        assert await stream_get(ctx, core.output) == encrypt_block(new_key, block)
+        await check_block_after_new_key(ctx, core)
 
     run_testbench(core, testbench)
 
 
 def test_key_holds_back_blocks_while_result_leaves():
     core = PRESENT(rounds_per_cycle=31)
-    old_key, new_key, block = 0x11111111111111111111, 0x22222222222222222222, 0x1234
 
     async def testbench(ctx, rst):
-        await stream_put(ctx, core.key, old_key)
-        await stream_put(ctx, core.input, {"block": block, "decrypt": 0})
-        ctx.set(core.input.valid, 1)
-        ctx.set(core.key.valid, 1)
-        ctx.set(core.key.payload, new_key)
+        await stream_put(ctx, core.key, OLD_KEY)
+        await stream_put(ctx, core.input, {"block": BLOCK, "decrypt": 0})
+        offer_new_key_and_block(ctx, core)
         ctx.set(core.output.ready, 1)
         while not ctx.get(core.output.valid):
             await ctx.tick()
-        assert ctx.get(core.output.payload) == encrypt_block(old_key, block)
+        assert ctx.get(core.output.payload) == encrypt_block(OLD_KEY, BLOCK)
         assert (ctx.get(core.input.ready), ctx.get(core.key.ready)) == (0, 0)
         await ctx.tick()
         ctx.set(core.output.ready, 0)
         assert (ctx.get(core.input.ready), ctx.get(core.key.ready)) == (0, 1)
         await ctx.tick()
-        ctx.set(core.key.valid, 0)
-        await ctx.tick().until(core.input.ready)
-        ctx.set(core.input.valid, 0)
-        assert await stream_get(ctx, core.output) == encrypt_block(new_key, block)
+        await check_block_after_new_key(ctx, core)
 
     run_testbench(core, testbench)
 
