@@ -218,7 +218,8 @@ def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/r
 
 
 def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int | None = None,
-                progress: Progress | None = None, environ=None, do_build: bool = True) -> dict:
+                fault: str | None = None, progress: Progress | None = None, environ=None,
+                do_build: bool = True) -> dict:
     """Build the self-test bitstream of ``config`` for ``board`` (a :class:`~platforms.boards.Board`)
     and return the build's figures; with ``do_build=False`` only write the build files.
 
@@ -233,8 +234,8 @@ def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int 
     started = time.monotonic()
     progress.update(key, "elaborating")
     platform = board.platform()
-    top = SelfTestTop(config, board, **({} if loop_blocks is None else
-                                         {"loop_blocks": loop_blocks}))
+    top = SelfTestTop(config, board, fault=fault,
+                      **({} if loop_blocks is None else {"loop_blocks": loop_blocks}))
     with _ELABORATE:
         plan = platform.prepare(
             top, name="top",

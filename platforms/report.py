@@ -1,0 +1,359 @@
+"""The utilization report: cells, Fmax, cycles and throughput of each core on each device, beside
+the figures of the two seed papers.
+
+:func:`run_report` measures (cycles by simulation, cells and Fmax by synthesis and
+place-and-route), :func:`assemble` turns measurements into rows with the derived figures, and
+:func:`markdown_report`, :func:`text_table` and :func:`plot_report` present them. The JSON written by
+``cipher-cores report --json`` is the dict :func:`assemble` returns.
+
+Derived figures, for each core configuration and device:
+
+* throughput (Mb/s) = block_bits * Fmax (MHz) / cycles per block, for the median and the best
+  Fmax over the placement seeds;
+* Mb/s per kLUT = throughput / (LUT4 / 1000);
+* slice equivalents = ceil(max(LUT4, FF) / 2): the Spartan-3 / Virtex-II slices (two LUT4s and two
+  flip-flops each) the core would need if its LUTs and flip-flops packed perfectly; a lower bound,
+  since real packing leaves halves of slices empty, and block RAM is not counted (as in the
+  papers, whose slice counts leave out block RAM too).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+
+
+__all__ = ["PaperFigure", "PAPERS", "DEFAULT_CONFIGS", "derive_row", "assemble", "run_report",
+           "markdown_report", "text_table", "plot_report"]
+
+
+@dataclass(frozen=True)
+class PaperFigure:
+    """A result as a seed paper states it (``None`` where the paper gives no figure)."""
+    label: str
+    source: str
+    device: str
+    slices: int
+    fmax_mhz: float | None
+    throughput_mbps: float
+    latency: int | None
+    cycles_per_block: int | None
+    note: str = ""
+
+    @property
+    def kbps_per_slice(self) -> float:
+        return 1000 * self.throughput_mbps / self.slices
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "source": self.source, "device": self.device,
+                "slices": self.slices, "fmax_mhz": self.fmax_mhz,
+                "throughput_mbps": self.throughput_mbps, "latency": self.latency,
+                "cycles_per_block": self.cycles_per_block,
+                "kbps_per_slice": round(self.kbps_per_slice, 1), "note": self.note}
+
+
+PAPERS = (
+    PaperFigure(
+        "AES-128 (paper)", "Efficient VLSI implementation of the block cipher Rijndael algorithm",
+        "Virtex-II", slices=548, fmax_mhz=None, throughput_mbps=2180, latency=None,
+        cycles_per_block=None,
+        note="as claimed (2.18 Gb/s, 3,978 kb/s per slice); the paper's own formula with its "
+             "71 cycles per block and 769.23 ns clock period gives 2.34 Mb/s"),
+    PaperFigure(
+        "PRESENT-80 (paper)", "A High-Performance VLSI Architecture for the PRESENT Lightweight "
+        "Cryptography", "Spartan-3 XC3S400", slices=126, fmax_mhz=215.42, throughput_mbps=417.79,
+        latency=33, cycles_per_block=33),
+    PaperFigure(
+        "PRESENT-128 (paper)", "A High-Performance VLSI Architecture for the PRESENT Lightweight "
+        "Cryptography", "Spartan-3 XC3S400", slices=150, fmax_mhz=212.13, throughput_mbps=411.41,
+        latency=33, cycles_per_block=33),
+)
+
+#: What ``cipher-cores report`` measures by default.
+DEFAULT_CONFIGS = ("aes-128", "present-80", "present-128")
+
+
+def _round(value, digits=1):
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else round(value, digits)
+
+
+def derive_row(measurement: dict, cycles: dict | None) -> dict:
+    """One report row from a :func:`~platforms.build.measure_device` result and the
+    configuration's :class:`~platforms.measure.CycleFigures` (as a dict)."""
+    from .measure import slice_equivalent
+
+    row = {key: measurement.get(key) for key in
+           ("label", "config", "device", "family", "block_bits", "fit", "fit_reason", "seeds",
+            "core_cells", "harness_cells", "design_cells", "design_utilization", "build_dir",
+            "elapsed_s")}
+    row["fmax_mhz_seeds"] = [_round(f, 2) for f in measurement.get("fmax_mhz") or []]
+    cells = measurement.get("core_cells") or {}
+    lut4, ff = cells.get("lut4"), cells.get("ff")
+    row.update(lut4=lut4, ff=ff, carry=cells.get("carry"), bram=cells.get("bram"))
+    row["slices"] = slice_equivalent(lut4, ff) if lut4 is not None else None
+    frequencies = [f for f in measurement.get("fmax_mhz") or [] if f is not None]
+    row["fmax_median_mhz"] = _round(statistics.median(frequencies), 2) if frequencies else None
+    row["fmax_best_mhz"] = _round(max(frequencies), 2) if frequencies else None
+    row["cycles"] = cycles
+    cpb = cycles["cycles_per_block"] if cycles else None
+    row["cycles_per_block"] = cpb
+    row["latency"] = cycles["latency"] if cycles else None
+    for which in ("median", "best"):
+        fmax = row[f"fmax_{which}_mhz"]
+        if fmax is None or not cpb:
+            row[f"throughput_{which}_mbps"] = None
+            continue
+        row[f"throughput_{which}_mbps"] = _round(measurement["block_bits"] * fmax / cpb, 1)
+    throughput = row["throughput_median_mbps"]
+    row["mbps_per_klut"] = _round(throughput / (lut4 / 1000), 1) if throughput and lut4 else None
+    row["kbps_per_slice"] = (_round(1000 * throughput / row["slices"], 0)
+                             if throughput and row["slices"] else None)
+    return row
+
+
+def assemble(measurements: list, cycles: dict, *, command: str = "", tool_versions=None,
+             seeds=(), elapsed_s: float | None = None, errors=()) -> dict:
+    """The report: rows (see :func:`derive_row`), the papers' figures, and how it was made.
+
+    ``cycles`` maps a configuration label to its cycle figures (dict)."""
+    rows = [derive_row(m, cycles.get(m["label"])) for m in measurements]
+    return {
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": command,
+        "seeds": list(seeds),
+        "tool_versions": tool_versions or {},
+        "elapsed_s": _round(elapsed_s, 0),
+        "method": {
+            "cells": "core cells counted by hierarchy (Yosys keep_hierarchy on the core, stat "
+                     "after synthesis); the measurement harness is excluded",
+            "fmax": "nextpnr post-route Fmax of the whole harnessed design; median and best "
+                    "over the seeds",
+            "cycles": "measured by simulating the core with cores.sim.simulate_cipher, "
+                      "blocks offered back to back (encryption)",
+            "throughput": "block_bits * Fmax / cycles_per_block",
+            "slices": "ceil(max(LUT4, FF) / 2), a perfect-packing lower bound; block RAM "
+                      "not counted",
+        },
+        "cycles": cycles,
+        "rows": rows,
+        "papers": [paper.to_dict() for paper in PAPERS],
+        "errors": list(errors),
+    }
+
+
+def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
+               root="build/report", progress=None, command: str = "",
+               measure_cycles_fn=None, environ=None) -> dict:
+    """Measure every configuration (:class:`~platforms.cores.CoreConfig`) on every device
+    (:class:`~platforms.devices.Device`) and :func:`assemble` the report.
+
+    Cycles are simulated once per configuration; builds run on ``jobs`` threads. A build that
+    fails is listed under ``errors`` and left out of the rows."""
+    from .build import measure_device, run_jobs
+    from .measure import measure_cycles
+    from .progress import Progress
+    from .toolchain import tool_versions
+
+    progress = progress or Progress(enabled=False)
+    measure_cycles_fn = measure_cycles_fn or measure_cycles
+    started = time.monotonic()
+    cycles = {}
+    for config in configs:
+        progress.update(config.label, "simulating cycles")
+        figures = measure_cycles_fn(config).to_dict()
+        cycles[config.label] = figures
+        state = "verified" if figures["verified"] else "WRONG RESULTS vs reference"
+        progress.update(config.label, f"{figures['cycles_per_block']:g} cycles/block, latency "
+                                      f"{figures['latency']}, {state}", done=True)
+
+    def job(config, device):
+        return lambda: measure_device(config, device, seeds=seeds, root=root,
+                                      progress=progress, environ=environ)
+    pairs = [(config, device) for config in configs for device in devices]
+    results = run_jobs([job(config, device) for config, device in pairs], jobs)
+    measurements, errors = [], []
+    for (config, device), result in zip(pairs, results):
+        if isinstance(result, Exception):
+            errors.append(f"{config.label} @ {device.name}: {result}")
+        else:
+            measurements.append(result)
+    return assemble(measurements, cycles, command=command, tool_versions=tool_versions(),
+                    seeds=seeds, elapsed_s=time.monotonic() - started, errors=errors)
+
+
+# --- presentation -----------------------------------------------------------------------------
+
+def _fmt(value, spec="") -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float) and spec == "":
+        return f"{value:g}"
+    return format(value, spec)
+
+
+_COLUMNS = [
+    ("core", lambda r: r["label"]),
+    ("device", lambda r: r["device"]),
+    ("LUT4", lambda r: _fmt(r["lut4"], ",")),
+    ("FF", lambda r: _fmt(r["ff"], ",")),
+    ("carry", lambda r: _fmt(r["carry"])),
+    ("BRAM", lambda r: _fmt(r["bram"])),
+    ("≈slices", lambda r: _fmt(r["slices"], ",")),
+    ("fit", lambda r: "yes" if r["fit"] else ("no" if r["fit"] is False else "–")),
+    ("Fmax MHz median (best)", lambda r: (f"{r['fmax_median_mhz']:.1f} ({r['fmax_best_mhz']:.1f})"
+                                         if r["fmax_median_mhz"] is not None else "–")),
+    ("cycles/block", lambda r: _fmt(r["cycles_per_block"])),
+    ("latency", lambda r: _fmt(r["latency"])),
+    ("Mb/s median (best)", lambda r: (f"{r['throughput_median_mbps']:,.1f} "
+                                      f"({r['throughput_best_mbps']:,.1f})"
+                                      if r["throughput_median_mbps"] is not None else "–")),
+    ("Mb/s per kLUT", lambda r: _fmt(r["mbps_per_klut"], ",.1f")),
+    ("kb/s per slice", lambda r: _fmt(r["kbps_per_slice"], ",.0f")),
+]
+
+
+def _paper_cells(paper: dict) -> list:
+    return [paper["label"], paper["device"], "–", "–", "–", "–", f"{paper['slices']:,}", "–",
+            _fmt(paper["fmax_mhz"]), _fmt(paper["cycles_per_block"]), _fmt(paper["latency"]),
+            f"{paper['throughput_mbps']:,.2f}", "–", f"{paper['kbps_per_slice']:,.0f}"]
+
+
+def _table_rows(report: dict, papers: bool = True) -> tuple:
+    header = [name for name, _ in _COLUMNS]
+    body = [[get(row) for _, get in _COLUMNS] for row in report["rows"]]
+    if papers:
+        body += [_paper_cells(paper) for paper in report["papers"]]
+    return header, body
+
+
+def text_table(report: dict, *, papers: bool = True) -> str:
+    """The report as an aligned plain-text table (for the terminal)."""
+    header, body = _table_rows(report, papers)
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *body)]
+    lines = ["  ".join(str(cell).rjust(width) if index > 1 else str(cell).ljust(width)
+                       for index, (cell, width) in enumerate(zip(line, widths)))
+             for line in [header, *body]]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def _markdown_table(header, body) -> str:
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join(" --- " if i < 2 else " ---: " for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def markdown_report(report: dict, *, plot: str | None = None) -> str:
+    """The report as a Markdown page (``docs/results.md``)."""
+    from .progress import format_duration
+
+    header, body = _table_rows(report)
+    versions = report.get("tool_versions", {})
+    out = [
+        "# Results: area, Fmax and throughput beside the papers",
+        "",
+        "Generated by `cipher-cores report`; do not edit by hand. Regenerate with:",
+        "",
+        "```sh",
+        report.get("command") or "cipher-cores report",
+        "```",
+        "",
+        f"Generated {report.get('generated', '')}"
+        + (f"; the sweep took {format_duration(report['elapsed_s'])} on a 2-core machine"
+           if report.get("elapsed_s") else "")
+        + f"; placement seeds {', '.join(map(str, report.get('seeds', [])))}.",
+        "",
+        _markdown_table(header, body),
+        "",
+    ]
+    if plot:
+        out += [f"![Area against throughput]({plot})", ""]
+    out += [
+        "## How to read the table",
+        "",
+        "* **LUT4, FF, carry, BRAM**: the core's own cells after synthesis, counted by hierarchy "
+        "(Yosys keeps the core as its own module; the measurement harness around it is left out). "
+        "On ECP5, LUT4 includes the two LUT4s inside each `CCU2C` carry cell. iCE40 BRAM is "
+        "`SB_RAM40_4K` (4 kbit), ECP5 BRAM is `DP16KD` (18 kbit).",
+        "* **fit**: whether the whole harnessed design fits the device (checked before "
+        "place-and-route and by nextpnr).",
+        "* **Fmax**: nextpnr's post-route maximum frequency of the design, median and best over "
+        "the placement seeds.",
+        "* **cycles/block, latency**: measured by simulating the core (`cores.sim`), with blocks "
+        "offered back to back; latency is from the input transfer to the output transfer.",
+        "* **Mb/s** = block bits × Fmax / cycles per block (encryption).",
+        "* **≈slices** = ⌈max(LUT4, FF) / 2⌉: the Spartan-3 / Virtex-II slices (2 LUT4 + 2 FF "
+        "each) the core would need with perfect packing. It is a lower bound, comparable with the "
+        "papers' slice counts only roughly: Xilinx packing leaves slices half used, the papers' "
+        "synthesis tools and devices differ, and block RAM is counted by neither.",
+        "* The paper rows give the figures the papers state.",
+        "",
+        "## Notes",
+        "",
+    ]
+    for paper in report["papers"]:
+        if paper.get("note"):
+            out.append(f"* {paper['label']}: {paper['note']}.")
+    for row in report["rows"]:
+        if row["fit"] is False:
+            out.append(f"* {row['label']} does not fit {row['device']}: {row['fit_reason']}.")
+    for label, figures in report.get("cycles", {}).items():
+        if not figures.get("verified", True):
+            out.append(f"* {label}: the simulated results did NOT match the reference model.")
+        elif figures.get("cycles_per_block_decrypt") != figures.get("cycles_per_block"):
+            out.append(f"* {label}: decryption takes {figures['cycles_per_block_decrypt']:g} "
+                       f"cycles per block (latency {figures['latency_decrypt']}).")
+    for error in report.get("errors", []):
+        out.append(f"* Build error: {error}")
+    out += [
+        "",
+        "## Tools",
+        "",
+    ]
+    out += [f"* {name}: {version}" for name, version in versions.items()]
+    out.append("")
+    return "\n".join(out)
+
+
+def plot_report(report: dict, path) -> None:
+    """Plot area (slice equivalents) against throughput, with the papers' points marked."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 5.5), dpi=110)
+    markers = {"ice40-up5k": "o", "ice40-hx8k": "s", "ecp5-25f": "^", "ecp5-85f": "v"}
+    labels = sorted({row["label"] for row in report["rows"]})
+    colours = {label: f"C{index}" for index, label in enumerate(labels)}
+    for row in report["rows"]:
+        if row["throughput_median_mbps"] is None or not row["slices"]:
+            continue
+        axes.scatter(row["slices"], row["throughput_median_mbps"],
+                     marker=markers.get(row["device"], "o"), color=colours[row["label"]],
+                     s=45, label=f"{row['label']} @ {row['device']}")
+    for paper in report["papers"]:
+        axes.scatter(paper["slices"], paper["throughput_mbps"], marker="*", s=180,
+                     color="black", zorder=3)
+        axes.annotate(paper["label"], (paper["slices"], paper["throughput_mbps"]),
+                      textcoords="offset points", xytext=(8, -4), fontsize=8)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("area: Spartan-3 / Virtex-II slice equivalents, ⌈max(LUT4, FF)/2⌉")
+    axes.set_ylabel("throughput (Mb/s, median Fmax)")
+    axes.set_title("Area against throughput (★ = the seed papers' figures)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=7, loc="best")
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def print_summary(report: dict, stream=None) -> None:
+    stream = stream or sys.stdout
+    print(text_table(report), file=stream)

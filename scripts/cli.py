@@ -1,0 +1,442 @@
+"""``cipher-cores``: build, measure, export and demonstrate the block-cipher cores.
+
+Thin on purpose: each subcommand parses its arguments and calls library functions in
+:mod:`platforms`, which the tests call too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shlex
+import sys
+import time
+
+
+__all__ = ["main", "make_parser"]
+
+
+class _Exit(Exception):
+    """A one-line error for the user (the message) and an exit code."""
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the whole usage before an error; one line is enough.
+    def error(self, message):
+        raise _Exit(f"{self.prog}: error: {message} (see --help)", 2)
+
+
+_DESCRIPTION = """\
+Build, measure and export the AES and PRESENT block-cipher cores.
+
+The FPGA tools are the YoWASP (WebAssembly) builds of Yosys and nextpnr that pip installs with
+this package; nothing else is needed. To use native tools instead, set YOSYS, NEXTPNR_ICE40,
+ICEPACK, NEXTPNR_ECP5 or ECPPACK to their commands. The first YoWASP run on a machine compiles
+the tools (about a minute, once).
+
+Examples:
+  cipher-cores demo                        simulate the FIPS-197 and PRESENT vectors
+  cipher-cores build                       AES-128 self-test bitstream for the iCEBreaker
+  cipher-cores build --core present --key-bits 128 --board ulx3s-85f
+  cipher-cores report -j 2 --markdown docs/results.md --plot docs/results.png
+  cipher-cores export --core aes --verilog aes128.v
+"""
+
+
+def _add_core_arguments(parser):
+    from platforms.cores import CORES, DEFAULT_CORE
+    names = [name for name, spec in CORES.items() if not spec.hidden]
+    parser.add_argument("--core", default=DEFAULT_CORE, metavar="NAME",
+                        help=f"the core: {', '.join(names)} (default: {DEFAULT_CORE})")
+    parser.add_argument("--key-bits", type=int, metavar="N",
+                        help="key size (AES: 128, 192, 256; PRESENT: 80, 128; "
+                             "default: the core's smallest)")
+    seen = set()
+    for spec in CORES.values():
+        for option in spec.options:
+            if option.name in seen:
+                continue
+            seen.add(option.name)
+            choices = f" ({', '.join(map(str, option.choices))})" if option.choices else ""
+            parser.add_argument(option.flag, dest=f"opt_{option.name}", metavar="VALUE",
+                                help=f"{spec.title} only: {option.help}{choices}; "
+                                     f"default {option.default}")
+
+
+def _config_from_args(args):
+    from platforms.cores import CoreConfig, get_core
+    try:
+        spec = get_core(args.core.lower())
+    except KeyError as error:
+        raise _Exit(str(error.args[0])) from None
+    key_bits = spec.default_key_bits if args.key_bits is None else args.key_bits
+    if key_bits not in spec.key_bits:
+        allowed = ", ".join(map(str, spec.key_bits))
+        raise _Exit(f"{spec.title} takes --key-bits {allowed}, not {key_bits}")
+    options = {}
+    for name, value in vars(args).items():
+        if not name.startswith("opt_") or value is None:
+            continue
+        name = name[len("opt_"):]
+        try:
+            option = spec.option(name)
+        except KeyError:
+            raise _Exit(f"--{name.replace('_', '-')} does not apply to core {spec.name}") from None
+        try:
+            options[name] = option.parse(value)
+        except ValueError as error:
+            raise _Exit(str(error)) from None
+    return CoreConfig(spec, key_bits, options)
+
+
+def _check_available(config):
+    from platforms.cores import CoreUnavailable
+    try:
+        config.spec.load()
+    except CoreUnavailable as error:
+        raise _Exit(str(error)) from None
+
+
+def _progress(args):
+    from platforms.progress import Progress
+    return Progress(enabled=not getattr(args, "quiet", False))
+
+
+def _prepare_tools(names, quiet=False):
+    from platforms.toolchain import ToolchainError, configure_toolchain, prepare_tools
+    configure_toolchain()
+    try:
+        prepare_tools(names, say=None if not quiet else (lambda message: None))
+    except ToolchainError as error:
+        raise _Exit(str(error)) from None
+
+
+# --- build ------------------------------------------------------------------------------------
+
+def _cmd_build(args):
+    from platforms.boards import get_board
+    from platforms.build import BuildError, build_board
+    from platforms.measure import slice_equivalent
+    from platforms.selftest import FAULTS
+
+    config = _config_from_args(args)
+    try:
+        board = get_board(args.board)
+    except KeyError as error:
+        raise _Exit(str(error.args[0])) from None
+    if args.fault not in FAULTS:
+        raise _Exit(f"--fault must be kat or loop, not {args.fault!r}")
+    _check_available(config)
+    if not args.no_build:
+        family_tools = {"ice40": ["yosys", "nextpnr-ice40", "icepack"],
+                        "ecp5": ["yosys", "nextpnr-ecp5", "ecppack"]}
+        _prepare_tools(family_tools[board.platform().family], args.quiet)
+    with _progress(args) as progress:
+        try:
+            result = build_board(config, board, root=args.build_dir, seed=args.seed,
+                                 loop_blocks=args.loop_blocks, progress=progress,
+                                 do_build=not args.no_build, fault=args.fault)
+        except BuildError as error:
+            raise _Exit(str(error)) from None
+    if args.no_build:
+        print(f"build files for {config.label} on {board.title}: {result['build_dir']}")
+        return 0
+    core = result["core_cells"]
+    design = result["design_cells"]
+    print()
+    print(f"{config.label} self-test on {board.title} ({result['device']})")
+    print(f"  bitstream     {result.get('bitstream', '(none)')}")
+    print(f"  core          {core['lut4']:,} LUT4, {core['ff']:,} FF, {core['carry']} carry, "
+          f"{core['bram']} BRAM  (≈{slice_equivalent(core['lut4'], core['ff']):,} "
+          f"Spartan-3 slices)")
+    print(f"  whole design  {design['lut4']:,} LUT4, {design['ff']:,} FF, {design['bram']} BRAM")
+    for cell, figures in sorted((result.get("design_utilization") or {}).items()):
+        if figures.get("used"):
+            print(f"    {cell:<14} {figures['used']:>6} / {figures['available']}")
+    print(f"  Fmax          {result['fmax_mhz']:.1f} MHz (board clock "
+          f"{result['clock_mhz']:g} MHz, seed {result['seed']})")
+    print(f"  report        {pathlib.Path(result['build_dir']) / 'report.json'}")
+    with open(pathlib.Path(result["build_dir"]) / "build.json", "w") as file:
+        json.dump(result, file, indent=2)
+    if not result["timing_met"]:
+        raise _Exit(f"timing not met: Fmax {result['fmax_mhz']:.1f} MHz is below the "
+                    f"{result['clock_mhz']:g} MHz board clock (bitstream written anyway)")
+    return 0
+
+
+# --- report -----------------------------------------------------------------------------------
+
+def _cmd_report(args):
+    from platforms.cores import parse_config
+    from platforms.devices import get_device
+    from platforms.report import markdown_report, plot_report, run_report, text_table
+
+    configs = []
+    for text in args.cores:
+        try:
+            config = parse_config(text)
+        except (KeyError, ValueError) as error:
+            raise _Exit(str(error.args[0])) from None
+        _check_available(config)
+        configs.append(config)
+    try:
+        devices = [get_device(name) for name in args.devices]
+    except KeyError as error:
+        raise _Exit(str(error.args[0])) from None
+    if args.seeds < 1:
+        raise _Exit(f"--seeds must be at least 1, not {args.seeds}")
+    if args.jobs < 1:
+        raise _Exit(f"-j must be at least 1, not {args.jobs}")
+    families = {device.family for device in devices}
+    _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)], args.quiet)
+    command = "cipher-cores " + " ".join(shlex.quote(arg) for arg in args.argv)
+    with _progress(args) as progress:
+        report = run_report(configs, devices, seeds=list(range(1, args.seeds + 1)),
+                            jobs=args.jobs, root=args.build_dir, progress=progress,
+                            command=command)
+    print()
+    print(text_table(report))
+    for error in report["errors"]:
+        print(f"error: {error}", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as file:
+            json.dump(report, file, indent=2)
+    if args.plot:
+        plot_report(report, args.plot)
+    if args.markdown:
+        plot_link = None
+        if args.plot:
+            plot_link = os.path.relpath(args.plot, os.path.dirname(os.path.abspath(args.markdown)))
+        with open(args.markdown, "w") as file:
+            file.write(markdown_report(report, plot=plot_link))
+    return 1 if report["errors"] else 0
+
+
+# --- export -----------------------------------------------------------------------------------
+
+def _cmd_export(args):
+    from platforms.toolchain import configure_export
+
+    config = _config_from_args(args)
+    if not args.verilog and not args.rtlil:
+        raise _Exit("export needs --verilog FILE and/or --rtlil FILE")
+    _check_available(config)
+    name = args.name or config.slug
+    if args.rtlil:
+        from amaranth.back import rtlil
+        pathlib.Path(args.rtlil).write_text(rtlil.convert(config.build(), name=name))
+        print(f"wrote {args.rtlil} (RTLIL, top module {name})")
+    if args.verilog:
+        configure_export()
+        from amaranth.back import verilog
+        try:
+            text = verilog.convert(config.build(), name=name)
+        except Exception as error:
+            raise _Exit(f"Verilog conversion failed: {type(error).__name__}: {error}") from None
+        pathlib.Path(args.verilog).write_text(text)
+        print(f"wrote {args.verilog} (Verilog, top module {name})")
+    return 0
+
+
+# --- demo -------------------------------------------------------------------------------------
+
+def demo_lines(config) -> list:
+    """Simulate ``config`` on its standard vectors (encrypt, then decrypt the result) and return
+    printable lines with the measured cycle counts."""
+    from cores.sim import LoadKey, Process, simulate_cipher
+    from platforms.measure import quiet_simulation_teardown
+
+    hex_block = (config.block_bits + 3) // 4
+    hex_key = (config.key_bits + 3) // 4
+    lines = []
+    for key, plain, cipher in config.vectors():
+        with quiet_simulation_teardown():
+            run = simulate_cipher(config.build(),
+                                  [LoadKey(key), Process(plain), Process(cipher, decrypt=True)])
+        got_cipher, got_plain = run.results
+        ok = got_cipher == cipher and got_plain == plain
+        lines.append(f"{config.label}  key {key:0{hex_key}x}")
+        lines.append(f"    plaintext  {plain:0{hex_block}x}")
+        lines.append(f"    ciphertext {got_cipher:0{hex_block}x}  (expected {cipher:0{hex_block}x}"
+                     f", {run.latencies[0]} cycles)")
+        lines.append(f"    decrypted  {got_plain:0{hex_block}x}  ({run.latencies[1]} cycles)  "
+                     f"{'OK' if ok else 'MISMATCH'}")
+    return lines
+
+
+def _cmd_demo(args):
+    from platforms.cores import CoreConfig, CoreUnavailable, get_core
+    from platforms.measure import measure_cycles
+
+    names = ["aes", "present"] if args.core == "all" else [args.core]
+    failures = 0
+    shown = 0
+    for name in names:
+        try:
+            spec = get_core(name)
+        except KeyError as error:
+            raise _Exit(str(error.args[0])) from None
+        for key_bits in spec.key_bits:
+            config = CoreConfig(spec, key_bits)
+            try:
+                spec.load()
+            except CoreUnavailable as error:
+                if args.core != "all":
+                    raise _Exit(str(error)) from None
+                print(f"(skipping {spec.title}: {error})")
+                break
+            started = time.monotonic()
+            lines = demo_lines(config)
+            figures = measure_cycles(config)
+            failures += sum("MISMATCH" in line for line in lines)
+            failures += not figures.verified
+            print("\n".join(lines))
+            print(f"  {config.label}: {figures.cycles_per_block:g} cycles per block back to back "
+                  f"(decrypt {figures.cycles_per_block_decrypt:g}), latency {figures.latency} "
+                  f"(decrypt {figures.latency_decrypt}), key load to first block "
+                  f"{figures.key_to_input}; simulated in {time.monotonic() - started:.1f} s")
+            print()
+            shown += 1
+    if not shown:
+        raise _Exit("no core is available to simulate")
+    if failures:
+        raise _Exit(f"{failures} mismatches against the reference model")
+    return 0
+
+
+# --- list -------------------------------------------------------------------------------------
+
+def _cmd_list(args):
+    from platforms.boards import BOARDS, DEFAULT_BOARD
+    from platforms.cores import CORES
+    from platforms.devices import DEVICES
+
+    print("cores:")
+    for spec in CORES.values():
+        if spec.hidden:
+            continue
+        state = "" if spec.available() else "  (not available)"
+        options = ", ".join(f"{o.flag} (default {o.default})" for o in spec.options)
+        print(f"  {spec.name:<10} {spec.title}, keys {'/'.join(map(str, spec.key_bits))}; "
+              f"{options}{state}")
+    print("boards (build --board):")
+    for board in BOARDS.values():
+        default = "  (default)" if board.name == DEFAULT_BOARD else ""
+        print(f"  {board.name:<16} {board.title}{default}")
+    print("bare devices (report --devices):")
+    for device in DEVICES.values():
+        print(f"  {device.name:<16} {device.title}")
+    return 0
+
+
+# --- parser -----------------------------------------------------------------------------------
+
+def make_parser() -> argparse.ArgumentParser:
+    from platforms.boards import BOARDS, DEFAULT_BOARD
+    from platforms.devices import DEFAULT_DEVICES, DEVICES
+    from platforms.report import DEFAULT_CONFIGS
+
+    parser = _Parser(prog="cipher-cores", description=_DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    build = commands.add_parser(
+        "build", help="build a self-test bitstream for a board and print its report",
+        description="Build the power-on self-test of a core for a board: the core runs the "
+                    "standard known-answer vectors and a long encrypt-then-decrypt loop, and "
+                    "shows pass/fail on the LEDs (and prints a summary on the UART). Prints the "
+                    "core's cells, the design's utilization and the Fmax against the board "
+                    "clock; exits 1 if timing is not met.")
+    _add_core_arguments(build)
+    build.add_argument("--board", default=DEFAULT_BOARD, metavar="NAME",
+                       help=f"{', '.join(BOARDS)} (default: {DEFAULT_BOARD})")
+    build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
+    build.add_argument("--loop-blocks", type=int, default=None, metavar="N",
+                       help="blocks in the encrypt-then-decrypt loop (default 2**20)")
+    build.add_argument("--fault", choices=["kat", "loop"], default=None,
+                       help="build a deliberately failing self-test (to see the fail LED)")
+    build.add_argument("--build-dir", default="build", metavar="DIR",
+                       help="where build files go (default: build)")
+    build.add_argument("--no-build", action="store_true",
+                       help="only elaborate and write the build files, run no tools")
+    build.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    build.set_defaults(func=_cmd_build)
+
+    report = commands.add_parser(
+        "report", help="measure cores on bare devices and print the utilization report",
+        description="Synthesize and place each core configuration on each bare device (inside "
+                    "a shift-register harness, cells counted for the core alone), simulate it "
+                    "for cycles per block and latency, and print LUT4, FF, carry, BRAM, Fmax "
+                    "(median and best over the seeds), throughput and slice equivalents beside "
+                    "the seed papers' figures.")
+    report.add_argument("--cores", nargs="+", default=list(DEFAULT_CONFIGS), metavar="CORE",
+                        help="configurations as NAME-KEYBITS[:OPTION=VALUE,...], e.g. aes-128 "
+                             "aes-128:sbox=logic present-80:decrypt=no (default: "
+                             f"{' '.join(DEFAULT_CONFIGS)})")
+    report.add_argument("--devices", nargs="+", default=list(DEFAULT_DEVICES), metavar="DEVICE",
+                        help=f"bare devices: {', '.join(DEVICES)} (default: all)")
+    report.add_argument("--seeds", type=int, default=3, metavar="N",
+                        help="nextpnr placement seeds per build (default 3)")
+    report.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                        help="builds to run at once (default 1)")
+    report.add_argument("--json", metavar="FILE", help="write the full report as JSON")
+    report.add_argument("--markdown", metavar="FILE", help="write the report as Markdown")
+    report.add_argument("--plot", metavar="FILE", help="plot area against throughput (PNG)")
+    report.add_argument("--build-dir", default="build/report", metavar="DIR",
+                        help="where build files go (default: build/report)")
+    report.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    report.set_defaults(func=_cmd_report)
+
+    export = commands.add_parser(
+        "export", help="write a core as standalone Verilog or RTLIL",
+        description="Convert a core to Verilog (or RTLIL) for use outside Amaranth. The "
+                    "module's ports are the flattened stream signals (key__valid, "
+                    "input__payload, output__ready, ...) plus clk and rst.")
+    _add_core_arguments(export)
+    export.add_argument("--verilog", metavar="FILE", help="write Verilog here")
+    export.add_argument("--rtlil", metavar="FILE", help="write RTLIL here")
+    export.add_argument("--name", metavar="NAME", help="top module name (default: e.g. aes128)")
+    export.set_defaults(func=_cmd_export)
+
+    demo = commands.add_parser(
+        "demo", help="simulate the standard test vectors and print cycle counts",
+        description="Simulate the cores on the FIPS-197 (Appendix B and C) and PRESENT paper "
+                    "vectors, encrypting and then decrypting, and print the results with the "
+                    "cycle counts measured in simulation. No FPGA tools are run.")
+    demo.add_argument("--core", default="all", metavar="NAME",
+                      help="aes, present or all (default: all)")
+    demo.set_defaults(func=_cmd_demo)
+
+    listing = commands.add_parser("list", help="list cores, boards and bare devices",
+                                  description="List cores, boards and bare devices.")
+    listing.set_defaults(func=_cmd_list)
+    return parser
+
+
+def main(argv: list | None = None) -> int:
+    """Run the command line; returns the exit code (the console script exits with it)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = make_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        args.argv = argv
+        return args.func(args)
+    except _Exit as error:
+        print(error if str(error).startswith("cipher-cores") else f"cipher-cores: error: {error}",
+              file=sys.stderr)
+        return error.code
+    except KeyboardInterrupt:
+        print("cipher-cores: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,262 @@
+"""Reading Yosys and nextpnr output, counting a core's cells apart from its harness, and the
+derived figures of the utilization report. The fixtures under tests/data/ were captured from real
+runs of ``measure_device`` (the toy core inside the measurement harness, YoWASP Yosys 0.70 and
+nextpnr 0.11.1)."""
+
+import json
+import math
+import pathlib
+
+import pytest
+
+from platforms.cores import parse_config
+from platforms.measure import (
+    CycleFigures, classify_cells, core_and_harness, fits, hierarchy_cells, measure_cycles,
+    parse_nextpnr_log, parse_nextpnr_report, slice_equivalent)
+from platforms.report import (PAPERS, assemble, derive_row, markdown_report, plot_report,
+                              text_table)
+from platforms.build import MEASURE_CORE_PATH, seed_command
+
+
+DATA = pathlib.Path(__file__).parent / "data"
+ICE40 = DATA / "toy80_ice40_up5k"
+ECP5 = DATA / "toy80_ecp5_25f"
+
+
+def load(path):
+    with open(path) as file:
+        return json.load(file)
+
+
+def test_nextpnr_report_fmax_and_utilization_ice40():
+    result = parse_nextpnr_report(str(ICE40 / "report.seed1.json"))
+    assert result.fmax_mhz == pytest.approx(53.07, abs=0.01)
+    assert result.constraint_mhz == pytest.approx(48.0, abs=0.01)
+    assert result.utilization["ICESTORM_LC"]["available"] == 5280
+    assert result.utilization["ICESTORM_LC"]["used"] > 0
+
+
+def test_nextpnr_report_matches_its_log():
+    # The report's Fmax is the log's last (post-route) "Max frequency" line.
+    for directory in (ICE40, ECP5):
+        report = parse_nextpnr_report(str(directory / "report.seed1.json"))
+        log = parse_nextpnr_log((directory / "top.seed1.tim").read_text())
+        assert len(log) == 1
+        assert list(log.values())[0] == pytest.approx(report.fmax_mhz, abs=0.01)
+
+
+def test_nextpnr_report_clock_name_of_ecp5_flow():
+    report = load(ECP5 / "report.seed1.json")
+    assert list(report["fmax"]) == ["$glbnet$cd_sync.clk"]
+    assert parse_nextpnr_report(report).fmax_mhz == pytest.approx(211.55, abs=0.01)
+
+
+def test_nextpnr_report_from_json_text():
+    text = json.dumps({"fmax": {"clk": {"achieved": 12.5, "constraint": 10.0}},
+                       "utilization": {}})
+    assert parse_nextpnr_report(text).fmax_mhz == 12.5
+
+
+def test_nextpnr_report_without_clock():
+    assert parse_nextpnr_report({"utilization": {}}).fmax_mhz is None
+
+
+def test_hierarchy_cells_adds_submodules():
+    stat = {"modules": {
+        "\\top": {"num_cells_by_type": {"SB_LUT4": 2, "sub": 2, "$scopeinfo": 3}},
+        "\\sub": {"num_cells_by_type": {"SB_LUT4": 5, "SB_DFF": 1}},
+    }}
+    assert hierarchy_cells(stat, "top") == {"SB_LUT4": 12, "SB_DFF": 2}
+    assert hierarchy_cells(stat, "sub") == {"SB_LUT4": 5, "SB_DFF": 1}
+
+
+def test_hierarchy_cells_unknown_module():
+    with pytest.raises(KeyError, match="module 'nope' not in the Yosys statistics"):
+        hierarchy_cells({"modules": {"\\top": {}}}, "nope")
+
+
+@pytest.mark.parametrize("directory, family", [(ICE40, "ice40"), (ECP5, "ecp5")])
+def test_core_and_harness_partition_the_design(directory, family):
+    stat = load(directory / "stat.json")
+    core, harness = core_and_harness(stat, "top", MEASURE_CORE_PATH, family)
+    total = classify_cells(hierarchy_cells(stat, "top"), family)
+    for name in total:
+        assert core[name] + harness[name] == total[name]
+    # The core has no I/O; the harness has the clock and two data pins.
+    assert core["io"] == 0
+    assert harness["io"] == 3
+
+
+def test_harness_cells_are_the_shift_registers():
+    # The toy core has 80 + 64 + 1 + 2 input bits and 64 + 2 output bits: the harness has one
+    # flip-flop per bit plus the power-on-reset counter iCE40 platforms add.
+    stat = load(ICE40 / "stat.json")
+    _, harness = core_and_harness(stat, "top", MEASURE_CORE_PATH, "ice40")
+    assert 147 + 66 <= harness["ff"] <= 147 + 66 + 16
+
+
+def test_core_cells_ice40_fixture():
+    stat = load(ICE40 / "stat.json")
+    core, _ = core_and_harness(stat, "top", MEASURE_CORE_PATH, "ice40")
+    assert core == {"lut4": 208, "ff": 134, "carry": 0, "bram": 0, "io": 0, "other": 0}
+
+
+def test_classify_cells_ecp5_counts_carry_luts():
+    cells = {"LUT4": 10, "CCU2C": 3, "TRELLIS_FF": 7, "DP16KD": 2, "PFUMX": 4,
+             "TRELLIS_DPR16X4": 1, "MULT18X18D": 1}
+    assert classify_cells(cells, "ecp5") == {
+        "lut4": 10 + 2 * 3 + 4, "ff": 7, "carry": 3, "bram": 2, "io": 0, "other": 1}
+
+
+def test_classify_cells_ice40():
+    cells = {"SB_LUT4": 10, "SB_CARRY": 4, "SB_DFFER": 3, "SB_DFF": 2, "SB_RAM40_4K": 5,
+             "SB_IO": 2, "SB_GB_IO": 1}
+    assert classify_cells(cells, "ice40") == {
+        "lut4": 10, "ff": 5, "carry": 4, "bram": 5, "io": 3, "other": 0}
+
+
+def test_fits_ice40_counts_logic_cells():
+    cells = {"lut4": 5000, "ff": 6000, "bram": 0}
+    assert fits(cells, {"lc": 5280, "bram": 30}, "ice40") == (False, "needs 6000 LC, device has 5280")
+    assert fits({"lut4": 5000, "ff": 10, "bram": 30}, {"lc": 5280, "bram": 30}, "ice40") == (True, "")
+
+
+def test_fits_bram():
+    ok, reason = fits({"lut4": 1, "ff": 1, "bram": 57}, {"lut4": 24288, "ff": 24288, "bram": 56},
+                      "ecp5")
+    assert not ok and reason == "needs 57 BRAM, device has 56"
+
+
+def test_slice_equivalent():
+    assert slice_equivalent(0, 0) == 0
+    assert slice_equivalent(3, 1) == 2
+    assert slice_equivalent(100, 251) == 126
+
+
+def test_seed_command_renames_outputs():
+    argv = ["nextpnr-ice40", "--quiet", "--log", "top.tim", "--up5k", "--json", "top.json",
+            "--asc", "top.asc", "--seed", "9"]
+    assert seed_command(argv, 2, "r.json") == [
+        "nextpnr-ice40", "--quiet", "--log", "top.seed2.tim", "--up5k", "--json", "top.json",
+        "--asc", "top.seed2.asc", "--seed", "2", "--report", "r.json"]
+
+
+def fake_measurement(**changes):
+    measurement = {
+        "label": "TOY-80", "config": {"core": "toy", "key_bits": 80}, "device": "ice40-up5k",
+        "family": "ice40", "block_bits": 64, "fit": True, "fit_reason": "", "seeds": [1, 2, 3],
+        "core_cells": {"lut4": 1000, "ff": 300, "carry": 0, "bram": 2, "io": 0, "other": 0},
+        "harness_cells": {}, "design_cells": {}, "design_utilization": {}, "build_dir": "x",
+        "elapsed_s": 1.0, "fmax_mhz": [40.0, 50.0, 45.0],
+    }
+    measurement.update(changes)
+    return measurement
+
+
+CYCLES = CycleFigures(cycles_per_block=32, cycles_per_block_decrypt=32, latency=32,
+                      latency_decrypt=32, key_to_input=32, verified=True, blocks=6).to_dict()
+
+
+def test_derived_figures():
+    row = derive_row(fake_measurement(), CYCLES)
+    assert row["fmax_median_mhz"] == 45.0
+    assert row["fmax_best_mhz"] == 50.0
+    assert row["throughput_median_mbps"] == pytest.approx(64 * 45 / 32, abs=0.05)
+    assert row["throughput_best_mbps"] == pytest.approx(100.0)
+    assert row["slices"] == 500
+    assert row["mbps_per_klut"] == pytest.approx(90.0, abs=0.05)
+    assert row["kbps_per_slice"] == pytest.approx(180, abs=1)
+
+
+def test_derived_figures_of_a_design_that_does_not_fit():
+    row = derive_row(fake_measurement(fit=False, fmax_mhz=[]), CYCLES)
+    assert row["fmax_median_mhz"] is None
+    assert row["throughput_median_mbps"] is None
+    assert row["mbps_per_klut"] is None
+
+
+def test_papers_figures():
+    aes, present80, present128 = PAPERS
+    assert (aes.slices, aes.throughput_mbps) == (548, 2180)
+    assert round(aes.kbps_per_slice) == 3978
+    assert (present80.slices, present80.fmax_mhz, present80.throughput_mbps) == (126, 215.42, 417.79)
+    assert (present128.slices, present128.fmax_mhz, present128.throughput_mbps) == (150, 212.13, 411.41)
+    # The PRESENT paper's throughput is 64 bits per 33 cycles.
+    for paper in (present80, present128):
+        assert 64 * paper.fmax_mhz / paper.latency == pytest.approx(paper.throughput_mbps, abs=0.02)
+
+
+def test_aes_paper_formula_inconsistency_is_noted():
+    # 128 bits / (71 cycles * 769.23 ns) is 2.34 Mb/s, not the 2.18 Gb/s the paper claims.
+    assert 128 / (71 * 769.23e-9) / 1e6 == pytest.approx(2.34, abs=0.01)
+    assert "2.34 Mb/s" in PAPERS[0].note
+
+
+def report_fixture():
+    return assemble([fake_measurement(), fake_measurement(device="ecp5-25f", fit=False,
+                                                          fit_reason="too big", fmax_mhz=[])],
+                    {"TOY-80": CYCLES}, command="cipher-cores report --cores toy",
+                    tool_versions={"yosys": "Yosys 0.70"}, seeds=[1, 2, 3], elapsed_s=75)
+
+
+def test_report_json_records_how_it_was_made():
+    report = report_fixture()
+    json.dumps(report)
+    assert report["command"] == "cipher-cores report --cores toy"
+    assert report["seeds"] == [1, 2, 3]
+    assert report["tool_versions"] == {"yosys": "Yosys 0.70"}
+    assert len(report["papers"]) == 3
+
+
+def test_text_table_has_papers_beside_measurements():
+    table = text_table(report_fixture())
+    lines = table.splitlines()
+    assert lines[0].split()[:3] == ["core", "device", "LUT4"]
+    assert any(line.startswith("TOY-80") and "45.0 (50.0)" in line for line in lines)
+    assert any(line.startswith("PRESENT-80 (paper)") and "417.79" in line for line in lines)
+    assert any(line.startswith("AES-128 (paper)") and "3,978" in line for line in lines)
+
+
+def test_markdown_report():
+    page = markdown_report(report_fixture(), plot="results.png")
+    assert "cipher-cores report --cores toy" in page
+    assert "![Area against throughput](results.png)" in page
+    assert "| TOY-80 | ice40-up5k | 1,000 | 300 |" in page
+    assert "TOY-80 does not fit ecp5-25f: too big." in page
+    assert "the sweep took 1m15s" in page
+    assert "* yosys: Yosys 0.70" in page
+
+
+def test_plot_is_written(tmp_path):
+    path = tmp_path / "plot.png"
+    plot_report(report_fixture(), path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cycles_are_measured_by_simulation():
+    figures = measure_cycles(parse_config("toy"))
+    # The toy core takes 4 rounds, plus a cycle to load and one to hand over the result.
+    assert figures.verified
+    assert figures.latency == 5
+    assert figures.cycles_per_block == 6
+    assert figures.key_to_input == 1
+
+
+@pytest.mark.parametrize("rounds_per_cycle", [1, 4])
+def test_cycles_of_present_match_its_documented_counts(rounds_per_cycle):
+    pytest.importorskip("cores.present")
+    config = parse_config(f"present-80:rounds_per_cycle={rounds_per_cycle}")
+    figures = measure_cycles(config, blocks=3)
+    # The PRESENT core documents latency = initiation interval = ceil(31 / R) + 1.
+    assert figures.verified
+    assert figures.latency == math.ceil(31 / rounds_per_cycle) + 1
+    assert figures.cycles_per_block == math.ceil(31 / rounds_per_cycle) + 1
+
+
+def test_cycles_of_aes_are_verified():
+    spec_config = parse_config("aes-128")
+    if not spec_config.spec.available():
+        pytest.skip("cores.aes not available")
+    figures = measure_cycles(spec_config, blocks=3)
+    assert figures.verified
+    assert math.isfinite(figures.cycles_per_block)
