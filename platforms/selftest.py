@@ -26,7 +26,7 @@ from amaranth.lib.wiring import In, Out
 from .uart import UARTTransmitter
 
 
-__all__ = ["lfsr_taps", "lfsr_next", "SelfTest", "SummaryPrinter", "SelfTestTop",
+__all__ = ["lfsr_taps", "lfsr_next", "selftest_parameters", "SelfTest", "SummaryPrinter", "SelfTestTop",
            "summary_text", "FAULTS"]
 
 
@@ -56,6 +56,37 @@ def lfsr_next(state: int, width: int) -> int:
     for tap in lfsr_taps(width):
         feedback ^= (state >> (tap - 1)) & 1
     return ((state << 1) | feedback) & ((1 << width) - 1)
+
+
+def selftest_parameters(config, *, loop_blocks: int = 1 << 20, check_blocks: int = 16,
+                        seed: int = 1, fault: str | None = None) -> dict:
+    """Keyword arguments of :class:`SelfTest` for a :class:`~platforms.cores.CoreConfig`: its
+    standard vectors in both directions, and a loop key and checksum computed with its reference
+    model. A ``"kat"`` fault is applied here, to the first expected value."""
+    if fault not in FAULTS:
+        raise ValueError(f"fault must be one of {', '.join(map(repr, FAULTS))}, not {fault!r}")
+    if not isinstance(loop_blocks, int) or loop_blocks < 1:
+        raise ValueError(f"loop_blocks must be a positive integer, not {loop_blocks!r}")
+    vectors = []
+    for key, plain, cipher in config.vectors():
+        vectors.append((key, plain, 0, cipher))
+        vectors.append((key, cipher, 1, plain))
+    if not vectors:
+        key = (1 << config.key_bits) - 1
+        vectors = [(key, 0, 0, config.encrypt(key, 0))]
+    if fault == "kat":
+        key, block, decrypt, expected = vectors[0]
+        vectors[0] = (key, block, decrypt, expected ^ 1)
+    loop_key = int.from_bytes(bytes((0x5a + 37 * i) & 0xff for i in range(config.key_bits // 8)),
+                              "big")
+    check_blocks = min(check_blocks, loop_blocks)
+    check_value, block = 0, seed
+    for _ in range(check_blocks):
+        check_value ^= config.encrypt(loop_key, block)
+        block = lfsr_next(block, config.block_bits)
+    return {"vectors": vectors, "loop_key": loop_key, "loop_blocks": loop_blocks,
+            "check_value": check_value, "check_blocks": check_blocks, "seed": seed,
+            "fault": None if fault == "kat" else fault}
 
 
 class SelfTest(wiring.Component):
@@ -132,29 +163,11 @@ class SelfTest(wiring.Component):
     @classmethod
     def for_config(cls, config, *, core=None, loop_blocks: int = 1 << 20, check_blocks: int = 16,
                    seed: int = 1, fault: str | None = None) -> "SelfTest":
-        """The self-test of a :class:`~platforms.cores.CoreConfig`: its standard vectors in both
-        directions, and a loop key and checksum computed with its reference model."""
-        vectors = []
-        for key, plain, cipher in config.vectors():
-            vectors.append((key, plain, 0, cipher))
-            vectors.append((key, cipher, 1, plain))
-        if not vectors:
-            key = (1 << config.key_bits) - 1
-            vectors = [(key, 0, 0, config.encrypt(key, 0))]
-        if fault == "kat":
-            key, block, decrypt, expected = vectors[0]
-            vectors[0] = (key, block, decrypt, expected ^ 1)
-        width = config.block_bits
-        loop_key = int.from_bytes(bytes((0x5a + 37 * i) & 0xff for i in range(config.key_bits // 8)),
-                                  "big") & ((1 << config.key_bits) - 1)
-        check_blocks = min(check_blocks, loop_blocks)
-        check_value, block = 0, seed
-        for _ in range(check_blocks):
-            check_value ^= config.encrypt(loop_key, block)
-            block = lfsr_next(block, width)
-        return cls(config.build() if core is None else core, vectors=vectors, loop_key=loop_key,
-                   loop_blocks=loop_blocks, check_value=check_value, check_blocks=check_blocks,
-                   seed=seed, fault=None if fault == "kat" else fault)
+        """The self-test of a :class:`~platforms.cores.CoreConfig` (see
+        :func:`selftest_parameters`), on ``core`` or a new core of ``config``."""
+        parameters = selftest_parameters(config, loop_blocks=loop_blocks,
+                                         check_blocks=check_blocks, seed=seed, fault=fault)
+        return cls(config.build() if core is None else core, **parameters)
 
     @property
     def core(self):
