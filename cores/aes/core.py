@@ -158,9 +158,8 @@ class AES(wiring.Component):
                     m.next = "Idle"
 
             with m.State("Idle"):
-                with m.If(self.key.valid):
-                    accept_key()
-                with m.Else():
+                accept_key()
+                with m.If(~self.key.valid):
                     accept_block()
 
             with m.State("Round"):

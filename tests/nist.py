@@ -1,0 +1,89 @@
+"""Readers for the NIST CAVP (AESAVS) response files shipped by the vector packages."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+__all__ = ["AesVector", "split_blocks", "parse_rsp", "aesavs_ecb_path", "aesavs_ecb_vectors"]
+
+
+@dataclass(frozen=True)
+class AesVector:
+    """One known answer. ``key`` is a big-endian integer; ``plaintext`` and ``ciphertext`` are
+    tuples of 128-bit big-endian block integers (MMT vectors hold several blocks, ECB mode)."""
+    source: str
+    count: int
+    decrypt: bool
+    key: int
+    plaintext: tuple
+    ciphertext: tuple
+
+    @property
+    def given(self) -> tuple:
+        return self.ciphertext if self.decrypt else self.plaintext
+
+    @property
+    def expected(self) -> tuple:
+        return self.plaintext if self.decrypt else self.ciphertext
+
+
+def split_blocks(hex_text: str, block_bits: int = 128) -> tuple:
+    """Split a hexadecimal message into block integers, first block first."""
+    digits = block_bits // 4
+    if not hex_text or len(hex_text) % digits:
+        raise ValueError(f"message of {len(hex_text)} hex digits is not whole {block_bits}-bit blocks")
+    return tuple(int(hex_text[i:i + digits], 16) for i in range(0, len(hex_text), digits))
+
+
+def parse_rsp(path) -> list:
+    """The records of a ``.rsp`` file as ``(section, {FIELD: value})`` pairs, in file order."""
+    records, section, record = [], None, {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            if record:
+                records.append((section, record))
+                record = {}
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            if record:
+                records.append((section, record))
+                record = {}
+            section = line[1:-1]
+            continue
+        name, _, value = line.partition("=")
+        record[name.strip()] = value.strip()
+    if record:
+        records.append((section, record))
+    return records
+
+
+def aesavs_ecb_path(kind: str, key_bits: int) -> Path:
+    """The AESAVS ECB file ``ECB{kind}{key_bits}.rsp`` from the ``cryptography-vectors`` package."""
+    import cryptography_vectors
+    path = (Path(cryptography_vectors.__file__).parent / "ciphers" / "AES" / "ECB" /
+            f"ECB{kind}{key_bits}.rsp")
+    if not path.exists():
+        raise FileNotFoundError(f"AESAVS file {path.name} is not in cryptography-vectors")
+    return path
+
+
+def aesavs_ecb_vectors(kind: str, key_bits: int) -> list:
+    """All encrypt and decrypt vectors of one AESAVS ECB file (GFSbox, KeySbox, VarKey, VarTxt,
+    MMT), for ``key_bits`` 128, 192 or 256."""
+    path = aesavs_ecb_path(kind, key_bits)
+    vectors = []
+    for section, record in parse_rsp(path):
+        if "COUNT" not in record:
+            continue
+        if section not in ("ENCRYPT", "DECRYPT"):
+            raise ValueError(f"{path.name}: unexpected section [{section}]")
+        vectors.append(AesVector(
+            source=f"{path.name} {section} COUNT={record['COUNT']}",
+            count=int(record["COUNT"]),
+            decrypt=section == "DECRYPT",
+            key=int(record["KEY"], 16),
+            plaintext=split_blocks(record["PLAINTEXT"]),
+            ciphertext=split_blocks(record["CIPHERTEXT"]),
+        ))
+    return vectors
