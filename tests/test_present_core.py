@@ -3,10 +3,8 @@
 cycle counts, stream rules under random stalls, key handling and reset."""
 
 import functools
-import gc
 from pathlib import Path
 import random
-import sys
 
 from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
@@ -26,31 +24,6 @@ CONFIGURATIONS = [(key_bits, rounds) for key_bits in KEY_SIZES for rounds in ROU
 CONFIGURATION_IDS = [f"{key_bits}-r{rounds}" for key_bits, rounds in CONFIGURATIONS]
 configurations = pytest.mark.parametrize("key_bits, rounds_per_cycle", CONFIGURATIONS,
                                          ids=CONFIGURATION_IDS)
-
-
-def simulate(core, operations, **kwargs):
-    """:func:`cores.sim.simulate_cipher`, then dispose of its simulator at once.
-
-    Workaround: the watchdog testbench of ``cores.sim`` is left suspended in
-    ``ctx.tick().repeat()``; when the garbage collector later closes it, Amaranth reports
-    "aclose(): asynchronous generator is already running" as an unraisable exception, which pytest
-    turns into a failure of whatever test runs at that moment. Not needed once that watchdog
-    awaits ``ctx.tick()`` in a plain loop.
-    """
-    default_hook = sys.unraisablehook
-
-    def hook(unraisable):
-        if not (isinstance(unraisable.exc_value, RuntimeError) and
-                "asynchronous generator is already running" in str(unraisable.exc_value)):
-            default_hook(unraisable)
-
-    sys.unraisablehook = hook
-    try:
-        run = simulate_cipher(core, operations, **kwargs)
-        gc.collect()
-    finally:
-        sys.unraisablehook = default_hook
-    return run
 
 
 def expected_results(operations, key_bits, *, decrypt=True):
@@ -95,7 +68,7 @@ def random_run(key_bits, rounds_per_cycle, decrypt=True):
     core = PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
     # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
     operations = random_operations(key_bits, seed=rounds_per_cycle)
-    return core, operations, simulate(core, operations)
+    return core, operations, simulate_cipher(core, operations)
 
 
 def block_groups(run, operations):
@@ -177,7 +150,7 @@ def test_constructor_rejects_bad_arguments(kwargs, error, message):
 @configurations
 def test_paper_vectors_both_directions(key_bits, rounds_per_cycle):
     operations = paper_operations(key_bits)
-    run = simulate(PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle), operations)
+    run = simulate_cipher(PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle), operations)
     assert run.results == expected_results(operations, key_bits)
     assert len(run.results) == 8
 
@@ -220,7 +193,7 @@ def test_key_load_cycles_are_exact(key_bits, rounds_per_cycle):
 def test_random_stalls_and_back_pressure(key_bits, rounds_per_cycle):
     core = PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle)
     operations = random_operations(key_bits, seed=100 + rounds_per_cycle, keys=3, blocks=5)
-    run = simulate(core, operations, rng=random.Random(rounds_per_cycle), max_gap=4,
+    run = simulate_cipher(core, operations, rng=random.Random(rounds_per_cycle), max_gap=4,
                    max_stall=2 * core.latency)
     assert run.results == expected_results(operations, key_bits)
     assert run.output.violations == []
@@ -234,7 +207,7 @@ def test_random_stalls_and_back_pressure(key_bits, rounds_per_cycle):
 def test_long_random_sweep_at_full_speed(key_bits, rounds_per_cycle, decrypt):
     core = PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
     operations = random_operations(key_bits, seed=1000 + rounds_per_cycle, keys=16, blocks=16)
-    run = simulate(core, operations)
+    run = simulate_cipher(core, operations)
     assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
     assert run.latencies == [core.latency] * len(run.results)
     groups = block_groups(run, operations)
@@ -251,7 +224,7 @@ def test_long_random_sweep_at_full_speed(key_bits, rounds_per_cycle, decrypt):
 def test_long_random_sweep_with_stalls(key_bits, rounds_per_cycle, decrypt):
     core = PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
     operations = random_operations(key_bits, seed=2000 + rounds_per_cycle, keys=12, blocks=12)
-    run = simulate(core, operations, rng=random.Random(key_bits + rounds_per_cycle), max_gap=8,
+    run = simulate_cipher(core, operations, rng=random.Random(key_bits + rounds_per_cycle), max_gap=8,
                    max_stall=3 * core.latency)
     assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
     assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
