@@ -11,7 +11,8 @@ from Crypto.Cipher import AES as PyCryptodomeAES
 from cores.aes import AES
 from cores.aes.vectors import FIPS197_APPENDIX_C
 from cores.interface import BlockCipherSignature
-from cores.sim import LoadKey, Process, simulate_cipher, stream_get, stream_put
+from cores.sim import (LoadKey, Process, simulate_cipher, stream_get, stream_monitor,
+                       stream_put)
 
 from .nist import aesavs_ecb_vectors
 
@@ -212,6 +213,41 @@ def test_key_is_taken_before_a_block_offered_in_the_same_cycle():
 
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_a_waiting_key_goes_before_the_next_block():
+    vector = FIPS197_APPENDIX_C[0]
+    core = AES(128)
+    sim, _ = make_bench(core)
+    logs = {}
+    sim.add_testbench(stream_monitor({"key": core.key, "input": core.input,
+                                      "output": core.output}, logs), background=True)
+
+    async def producer(ctx):
+        await stream_put(ctx, core.key, 0)
+        await stream_put(ctx, core.input, {"block": vector.plaintext, "decrypt": 0})
+        # Both offered while the first block is still in the core.
+        ctx.set(core.key.valid, 1)
+        ctx.set(core.key.payload, vector.key)
+        ctx.set(core.input.valid, 1)
+        ctx.set(core.input.payload, {"block": vector.plaintext, "decrypt": 0})
+        await ctx.tick().until(core.key.ready)
+        ctx.set(core.key.valid, 0)
+        await ctx.tick().until(core.input.ready)
+        ctx.set(core.input.valid, 0)
+
+    async def consumer(ctx):
+        assert await stream_get(ctx, core.output) == oracle(0, 128, vector.plaintext, False)
+        assert await stream_get(ctx, core.output) == vector.ciphertext
+        await ctx.tick()
+
+    sim.add_testbench(producer)
+    sim.add_testbench(consumer)
+    sim.run()
+    first_result, _ = logs["output"].edges
+    _, second_block = logs["input"].edges
+    _, second_key = logs["key"].edges
+    assert first_result < second_key < second_block
 
 
 def test_output_holds_payload_and_valid_while_not_ready():

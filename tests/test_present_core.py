@@ -83,14 +83,6 @@ def block_groups(run, operations):
     return groups
 
 
-@pytest.fixture(autouse=True)
-def slow_only_when_selected(request):
-    # pyproject.toml: slow sweeps are "not in the default run (select with -m slow)".
-    if (request.node.get_closest_marker("slow") and
-            "slow" not in request.config.getoption("markexpr")):
-        pytest.skip("slow sweep: select with -m slow")
-
-
 # Constructor and parameters.
 
 @pytest.mark.parametrize("key_bits", KEY_SIZES)

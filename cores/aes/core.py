@@ -53,8 +53,8 @@ class AES(wiring.Component):
     * *key load*: Nr + 1 edges from the key transfer to the first edge a block can transfer (Nr
       forward key-schedule steps to find the last round key, then the core is idle).
 
-    ``key.ready`` is high only when no block is in the core; when ``key.valid`` and ``input.valid``
-    are both high in an idle cycle, the key is taken first. After reset no key is loaded and
+    ``key.ready`` is high only when no block is in the core. A key waiting on ``key`` goes before
+    any further block: while ``key.valid`` is high, ``input.ready`` stays low. After reset no key is loaded and
     ``input.ready`` stays low until one is.
     """
     def __init__(self, key_bits: int = 128, *, sbox: str = "bram"):
@@ -178,9 +178,10 @@ class AES(wiring.Component):
             with m.State("Output"):
                 m.d.comb += [self.output.valid.eq(1), self.output.payload.eq(state.q)]
                 with m.If(self.output.ready):
-                    # The result leaves on this edge, so the state register is free for the next
-                    # block on the same edge.
                     m.next = "Idle"
-                    accept_block()
+                    # The result leaves on this edge, so the state register is free for the next
+                    # block on the same edge, unless a key is waiting: it goes first.
+                    with m.If(~self.key.valid):
+                        accept_block()
 
         return m
