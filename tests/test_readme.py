@@ -1,4 +1,4 @@
-"""The README's example design works as the README says."""
+"""The README's examples work as the README says."""
 
 from pathlib import Path
 
@@ -8,17 +8,27 @@ from cores.aes.vectors import FIPS197_APPENDIX_C
 from cores.sim import stream_get, stream_put
 
 
-def readme_example():
+def readme_examples():
+    """The Python code blocks of the README, in order."""
     text = (Path(__file__).parent.parent / "README.md").read_text()
-    start = text.index("```python\n") + len("```python\n")
+    blocks, start = [], 0
+    while (start := text.find("```python\n", start)) >= 0:
+        start += len("```python\n")
+        end = text.index("```", start)
+        blocks.append(text[start:end])
+        start = end
+    return blocks
+
+
+def run_example(index):
     namespace = {}
-    exec(compile(text[start:text.index("```", start)], "README.md", "exec"), namespace)
+    exec(compile(readme_examples()[index], "README.md", "exec"), namespace)
     return namespace
 
 
 def test_readme_encryptor_encrypts_fips197_appendix_c1():
     vector = FIPS197_APPENDIX_C[0]
-    encryptor = readme_example()["Encryptor"](vector.key)
+    encryptor = run_example(0)["Encryptor"](vector.key)
 
     async def bench(ctx):
         for _ in range(2):
@@ -29,3 +39,9 @@ def test_readme_encryptor_encrypts_fips197_appendix_c1():
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_readme_present_example_runs_and_its_assertion_holds(capsys):
+    namespace = run_example(1)
+    assert namespace["run"].results == [0x5579c1387b228445, 0]
+    assert capsys.readouterr().out.split() == ["32", "32", "32"]
