@@ -15,6 +15,8 @@ from amaranth.build import Attrs, Clock, Pins, Resource, Subsignal
 from amaranth.hdl import Elaboratable, Module
 from amaranth.vendor import LatticeECP5Platform, LatticeICE40Platform
 
+from .boards import input_pin, output_pin
+
 
 __all__ = ["Device", "DEVICES", "DEFAULT_DEVICES", "get_device", "BareDeviceTop"]
 
@@ -103,9 +105,9 @@ class BareDeviceTop(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.submodules.harness = self.harness
-        serial = platform.request("serial", 0)
+        requested = {}
         m.d.comb += [
-            self.harness.serial_in.eq(serial.i.i),
-            serial.o.o.eq(self.harness.serial_out),
+            self.harness.serial_in.eq(input_pin(m, platform, "serial", 0, "i", requested)),
+            output_pin(m, platform, "serial", 0, "o", requested).eq(self.harness.serial_out),
         ]
         return m

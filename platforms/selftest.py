@@ -23,6 +23,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .boards import output_pin
 from .uart import UARTTransmitter
 
 
@@ -423,15 +424,17 @@ class SelfTestTop(wiring.Component):
         with m.Else():
             m.d.sync += heartbeat.eq(heartbeat - 1)
 
+        requested = {}
         m.d.comb += [
-            self._board.pass_led.request(platform).eq(selftest.passed),
-            self._board.fail_led.request(platform).eq(selftest.failed),
+            self._board.pass_led.request(m, platform, requested).eq(selftest.passed),
+            self._board.fail_led.request(m, platform, requested).eq(selftest.failed),
         ]
         if self._board.busy_led is not None:
-            m.d.comb += self._board.busy_led.request(platform).eq(~selftest.done & blink)
+            m.d.comb += self._board.busy_led.request(m, platform, requested).eq(
+                ~selftest.done & blink)
 
         if self._board.uart:
-            uart = platform.request("uart", 0)
+            uart_tx = output_pin(m, platform, "uart", 0, "tx", requested)
             m.submodules.printer = printer = SummaryPrinter(self._config.label,
                                                             len(selftest.vectors))
             m.submodules.transmitter = transmitter = UARTTransmitter(
@@ -448,6 +451,6 @@ class SelfTestTop(wiring.Component):
                 printer.loop_count.eq(selftest.loop_count),
                 printer.loop_errors.eq(selftest.loop_errors),
                 printer.checksum_ok.eq(selftest.checksum_ok),
-                uart.tx.o.eq(transmitter.tx),
+                uart_tx.eq(transmitter.tx),
             ]
         return m
