@@ -1,0 +1,146 @@
+# amaranth: UnusedElaboratable=no
+"""The command line: help, one-line errors with a non-zero exit, and the fast subcommands."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from scripts.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_one_line_error(code, err, message):
+    assert code != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("cipher-cores")
+    assert message in lines[0]
+    assert "Traceback" not in err
+
+
+def test_help_explains(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for word in ("build", "report", "export", "demo", "YoWASP", "YOSYS"):
+        assert word in out
+
+
+@pytest.mark.parametrize("command", ["build", "report", "export", "demo", "list"])
+def test_subcommand_help(capsys, command):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    assert "usage: cipher-cores " + command in capsys.readouterr().out
+
+
+def test_no_command_prints_help(capsys):
+    code, out, _ = run(capsys)
+    assert code == 2 and "usage: cipher-cores" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["build", "--core", "des"], "unknown core 'des'; choose from aes, present"),
+    (["build", "--board", "nexys"], "unknown board 'nexys'; choose from icebreaker"),
+    (["build", "--core", "present", "--sbox", "bram"], "--sbox does not apply to core present"),
+    (["build", "--core", "aes", "--key-bits", "80"], "AES takes --key-bits 128, 192, 256, not 80"),
+    (["build", "--core", "aes", "--sbox", "rom"], "--sbox must be one of bram, logic, not 'rom'"),
+    (["build", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["build", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
+    (["frob"], "invalid choice: 'frob'"),
+    (["report", "--cores", "des-64"], "unknown core 'des'"),
+    (["report", "--cores", "aes-100"], "AES takes key sizes 128, 192, 256, not 100"),
+    (["report", "--devices", "xc3s400"], "unknown device 'xc3s400'"),
+    (["report", "--cores", "toy", "--seeds", "0"], "--seeds must be at least 1, not 0"),
+    (["report", "--cores", "toy", "-j", "0"], "-j must be at least 1, not 0"),
+    (["export", "--core", "toy"], "export needs --verilog FILE and/or --rtlil FILE"),
+    (["demo", "--core", "des"], "unknown core 'des'"),
+])
+def test_errors_are_one_line(capsys, argv, message):
+    code, _, err = run(capsys, *argv)
+    assert_one_line_error(code, err, message)
+
+
+def test_console_script_error_has_no_traceback():
+    result = subprocess.run([sys.executable, "-m", "scripts.cli", "build", "--board", "nope"],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "cipher-cores: error: unknown board 'nope'; choose from icebreaker, ice40-hx8k, "
+        "ulx3s-85f, ulx3s-25f, orangecrab-25f, orangecrab-85f, icesugar-pro"]
+
+
+def test_list(capsys):
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    assert "icebreaker" in out and "ecp5-85f" in out and "present" in out
+
+
+def test_build_files_only(capsys, tmp_path):
+    code, out, err = run(capsys, "build", "--core", "toy", "--build-dir", str(tmp_path),
+                         "--no-build", "--quiet")
+    assert code == 0, err
+    assert "build files for TOY-80 on iCEBreaker" in out
+    assert (tmp_path / "toy80_icebreaker" / "top.il").exists()
+
+
+def test_demo_present(capsys):
+    pytest.importorskip("cores.present")
+    code, out, _ = run(capsys, "demo", "--core", "present")
+    assert code == 0
+    # The PRESENT paper's first vector, and the cycle counts measured in simulation.
+    assert "ciphertext 5579c1387b228445  (expected 5579c1387b228445, 32 cycles)" in out
+    assert "PRESENT-80: 32 cycles per block back to back" in out
+    assert "MISMATCH" not in out
+
+
+def test_demo_aes(capsys):
+    from platforms.cores import get_core
+    if not get_core("aes").available():
+        pytest.skip("cores.aes not available")
+    code, out, _ = run(capsys, "demo", "--core", "aes")
+    assert code == 0
+    # FIPS-197 Appendix C.1.
+    assert "ciphertext 69c4e0d86a7b0430d8cdb78070b4c55a" in out
+    assert "OK" in out and "MISMATCH" not in out
+
+
+def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
+    # The report command end to end, with place-and-route replaced by a canned measurement.
+    import platforms.build
+
+    def fake_measure(config, device, *, seeds, root, progress, environ=None):
+        return {"label": config.label, "config": config.to_dict(), "device": device.name,
+                "family": device.family, "block_bits": config.block_bits, "fit": True,
+                "fit_reason": "", "seeds": list(seeds), "build_dir": root,
+                "core_cells": {"lut4": 200, "ff": 130, "carry": 0, "bram": 0, "io": 0,
+                               "other": 0},
+                "harness_cells": {}, "design_cells": {}, "design_utilization": {},
+                "fmax_mhz": [50.0 + seed for seed in seeds], "elapsed_s": 0.1}
+
+    monkeypatch.setattr(platforms.build, "measure_device", fake_measure)
+    monkeypatch.setattr("platforms.toolchain.tool_versions", lambda *a, **k: {"yosys": "test"})
+    monkeypatch.setattr("platforms.toolchain.prepare_tools", lambda *a, **k: {})
+    monkeypatch.setattr("platforms.toolchain.configure_toolchain", lambda *a, **k: {})
+    paths = {name: tmp_path / name for name in ("r.json", "r.md", "r.png")}
+    code, out, err = run(capsys, "report", "--cores", "toy", "--devices", "ice40-up5k",
+                         "ecp5-25f", "--seeds", "3", "--json", str(paths["r.json"]),
+                         "--markdown", str(paths["r.md"]), "--plot", str(paths["r.png"]), "-q")
+    assert code == 0, err
+    report = json.loads(paths["r.json"].read_text())
+    assert [row["device"] for row in report["rows"]] == ["ice40-up5k", "ecp5-25f"]
+    assert report["rows"][0]["fmax_median_mhz"] == 52.0
+    assert report["rows"][0]["cycles_per_block"] == 6    # simulated, not typed in
+    assert report["seeds"] == [1, 2, 3]
+    assert report["command"].startswith("cipher-cores report --cores toy")
+    assert "![Area against throughput](r.png)" in paths["r.md"].read_text()
+    assert paths["r.png"].read_bytes()[:4] == b"\x89PNG"
+    assert "PRESENT-80 (paper)" in out
