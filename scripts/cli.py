@@ -188,6 +188,12 @@ def _cmd_report(args):
         devices = [get_device(name) for name in args.devices]
     except KeyError as error:
         raise _Exit(str(error.args[0])) from None
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise _Exit("--plot needs matplotlib: pip install 'amaranth-cipher-cores[plot]'") \
+                from None
     if args.seeds < 1:
         raise _Exit(f"--seeds must be at least 1, not {args.seeds}")
     if args.jobs < 1:
