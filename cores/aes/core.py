@@ -4,7 +4,7 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ..interface import BlockCipherSignature
-from .key_schedule import KeyScheduleStep
+from .key_schedule import KeySchedule
 from .reference import check_key_bits
 from .round import RoundFunction
 from .substitution import SubstitutedRegister, check_sbox
@@ -28,9 +28,9 @@ class AES(wiring.Component):
     key_bits : :class:`int`
         128, 192 or 256.
     sbox : :class:`str`
-        Where the 16 state S-boxes live: ``"bram"`` (the default; 16 block RAMs of 512x8, the
-        register feeding them is the block RAM's own address register) or ``"logic"`` (look-up
-        tables in LUTs). The key schedule's 4 S-boxes are always logic.
+        Where the S-boxes live: ``"bram"`` (the default; 16 block RAMs of 512x8 for the state and 4
+        of 256x8 for the key schedule, each addressed by the next value of the register it reads,
+        so no cycle is added) or ``"logic"`` (look-up tables in LUTs).
 
     Members
     -------
@@ -95,25 +95,19 @@ class AES(wiring.Component):
         nr, key_width = self.rounds, 32 * KEY_WORDS[self._key_bits]
 
         m.submodules.state = state = SubstitutedRegister(sbox=self._sbox)
-        m.submodules.key_step = key_step = KeyScheduleStep(self._key_bits)
+        m.submodules.key_schedule = key_schedule = KeySchedule(self._key_bits, sbox=self._sbox)
         m.submodules.round = round_function = RoundFunction()
 
         first_window = Signal(key_width)   # the key itself: window 0, where encryption starts
         last_window = Signal(key_width)    # window Nr, where decryption starts
-        window = Signal(key_width)
-        step = Signal(range(nr + 1))
         decrypting = state.q_inverse
+        step = key_schedule.q_step
 
-        m.d.comb += [
-            key_step.window.eq(window),
-            key_step.step.eq(step),
-            key_step.backward.eq(decrypting),
-        ]
         last_round = Signal()
         m.d.comb += [
             last_round.eq(Mux(decrypting, step == 1, step == nr)),
             round_function.substituted.eq(state.substituted),
-            round_function.round_key.eq(key_step.next_window[-128:]),
+            round_function.round_key.eq(key_schedule.next_window[-128:]),
             round_function.decrypt.eq(decrypting),
             round_function.last.eq(last_round),
         ]
@@ -127,22 +121,24 @@ class AES(wiring.Component):
                 state.d.eq(request.block ^ start_window[-128:]),
                 state.d_inverse.eq(request.decrypt),
                 state.en.eq(self.input.valid),
+                key_schedule.d.eq(start_window),
+                key_schedule.d_step.eq(Mux(request.decrypt, nr, 1)),
+                key_schedule.d_backward.eq(request.decrypt),
+                key_schedule.en.eq(self.input.valid),
             ]
             with m.If(self.input.valid):
-                m.d.sync += [
-                    window.eq(start_window),
-                    step.eq(Mux(request.decrypt, nr, 1)),
-                ]
                 m.next = "Round"
 
         def accept_key():
-            m.d.comb += self.key.ready.eq(1)
+            m.d.comb += [
+                self.key.ready.eq(1),
+                key_schedule.d.eq(self.key.payload),
+                key_schedule.d_step.eq(1),
+                key_schedule.d_backward.eq(0),
+                key_schedule.en.eq(self.key.valid),
+            ]
             with m.If(self.key.valid):
-                m.d.sync += [
-                    first_window.eq(self.key.payload),
-                    window.eq(self.key.payload),
-                    step.eq(1),
-                ]
+                m.d.sync += first_window.eq(self.key.payload)
                 m.next = "Expand key"
 
         with m.FSM(init="No key"):
@@ -151,10 +147,14 @@ class AES(wiring.Component):
 
             with m.State("Expand key"):
                 # Forward through the whole schedule once, to find where decryption starts.
-                m.d.comb += key_step.backward.eq(0)
-                m.d.sync += [window.eq(key_step.next_window), step.eq(step + 1)]
+                m.d.comb += [
+                    key_schedule.d.eq(key_schedule.next_window),
+                    key_schedule.d_step.eq(step + 1),
+                    key_schedule.d_backward.eq(0),
+                    key_schedule.en.eq(1),
+                ]
                 with m.If(step == nr):
-                    m.d.sync += last_window.eq(key_step.next_window)
+                    m.d.sync += last_window.eq(key_schedule.next_window)
                     m.next = "Idle"
 
             with m.State("Idle"):
@@ -167,10 +167,10 @@ class AES(wiring.Component):
                     state.d.eq(round_function.result),
                     state.d_inverse.eq(decrypting),
                     state.en.eq(1),
-                ]
-                m.d.sync += [
-                    window.eq(key_step.next_window),
-                    step.eq(Mux(decrypting, step - 1, step + 1)),
+                    key_schedule.d.eq(key_schedule.next_window),
+                    key_schedule.d_step.eq(Mux(decrypting, step - 1, step + 1)),
+                    key_schedule.d_backward.eq(decrypting),
+                    key_schedule.en.eq(1),
                 ]
                 with m.If(last_round):
                     m.next = "Output"

@@ -13,16 +13,17 @@ decryption starts.
 Each step transforms at most one of its four words, so four S-boxes suffice.
 """
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from .reference import check_key_bits
 from .sbox import SBOX
+from .substitution import check_sbox
 from .transforms import KEY_WORDS, ROUNDS, key_word_kind, rcon
 
 
-__all__ = ["StepPlan", "key_step_plan", "KeyScheduleStep"]
+__all__ = ["StepPlan", "key_step_plan", "KeySchedule"]
 
 
 class StepPlan(tuple):
@@ -68,33 +69,94 @@ def _join_words(words):
     return Cat(*reversed(list(words)))
 
 
-class KeyScheduleStep(wiring.Component):
-    """One step of the AES key schedule, forwards or backwards (combinational).
+def _step_layouts(plans):
+    """The distinct ``(position, kind)`` pairs of the plans, in a fixed order."""
+    return sorted({(plan.position, plan.kind) for plan in plans},
+                  key=lambda layout: (layout[0] is None, layout))
+
+
+def _step_words(words, layout, backward, transformed):
+    """Apply one step with the given layout to a window (a list of Nk word values).
+
+    ``transformed`` is the value that replaces t(w[i-1]) at the transformed position (the S-box
+    output, plus Rcon). Returns the S-box input (``None`` if the layout transforms nothing) and
+    the new window's words. The S-box input only depends on words computed before the transformed
+    one, so one set of S-boxes shared by every layout makes no combinational loop.
+    """
+    position, kind = layout
+    nk = len(words)
+
+    def sub_word_input(word):
+        return word.rotate_left(8) if kind == "rot_sub_rcon" else word
+
+    sub_input = None
+    if not backward:
+        w = dict(enumerate(words))
+        for k in range(4):
+            previous = w[nk + k - 1]
+            if k == position:
+                sub_input = sub_word_input(previous)
+                w[nk + k] = w[k] ^ transformed
+            else:
+                w[nk + k] = w[k] ^ previous
+        return sub_input, [w[4 + i] for i in range(nk)]
+    else:
+        w = {4 + i: word for i, word in enumerate(words)}
+        for k in reversed(range(4)):
+            previous = w[nk + k - 1]
+            if k == position:
+                sub_input = sub_word_input(previous)
+                w[k] = w[nk + k] ^ transformed
+            else:
+                w[k] = w[nk + k] ^ previous
+        return sub_input, [w[i] for i in range(nk)]
+
+
+class KeySchedule(wiring.Component):
+    """The key-schedule window register and one step of the schedule applied to it.
+
+    The register holds a window, the step number to apply next and the direction; ``next_window``
+    is the result of that step, combinationally. As with the state register
+    (:class:`~cores.aes.substitution.SubstitutedRegister`), the four SubWord S-boxes can be block
+    RAM: their address is computed from the register's next value, so their output belongs to the
+    register's current value with no extra cycle.
 
     Parameters
     ----------
     key_bits : :class:`int`
         128, 192 or 256.
+    sbox : :class:`str`
+        ``"bram"`` (4 synchronous 256x8 memories) or ``"logic"``.
 
     Members
     -------
-    window : ``In(32 * Nk)``
-        Window ``step - 1`` (forwards) or window ``step`` (backwards); word 0 in the most
-        significant bits. Window 0 is the key itself.
-    step : ``In(range(Nr + 1))``
-        The step number ``r``, 1 to Nr.
-    backward : ``In(1)``
-        0 to compute window ``step`` from window ``step - 1``; 1 for the reverse.
+    d : ``In(32 * Nk)``
+        Next window, loaded with ``d_step`` and ``d_backward`` when ``en`` is high. Word 0 in the
+        most significant bits; window 0 is the key itself.
+    d_step : ``In(range(Nr + 1))``
+        The step to apply to that window, 1 to Nr (other values: ``next_window`` is unspecified).
+    d_backward : ``In(1)``
+        0 for a forward step (window ``step - 1`` to window ``step``), 1 for a backward one (window
+        ``step`` to window ``step - 1``).
+    en : ``In(1)``
+    q, q_step, q_backward : ``Out``
+        The registers.
     next_window : ``Out(32 * Nk)``
-        The resulting window; its 128 most significant bits are the round key it starts with.
+        ``q`` after step ``q_step`` in direction ``q_backward``; its 128 most significant bits are
+        the round key it starts with.
     """
-    def __init__(self, key_bits: int):
+    def __init__(self, key_bits: int, *, sbox: str = "logic"):
         self._key_bits = check_key_bits(key_bits)
+        self._sbox = check_sbox(sbox)
         nk, nr = KEY_WORDS[key_bits], ROUNDS[key_bits]
         super().__init__({
-            "window": In(32 * nk),
-            "step": In(range(nr + 1)),
-            "backward": In(1),
+            "d": In(32 * nk),
+            "d_step": In(range(nr + 1)),
+            "d_backward": In(1),
+            "en": In(1),
+            "q": Out(32 * nk),
+            "q_step": Out(range(nr + 1)),
+            "q_backward": Out(1),
             "next_window": Out(32 * nk),
         })
 
@@ -102,78 +164,81 @@ class KeyScheduleStep(wiring.Component):
     def key_bits(self) -> int:
         return self._key_bits
 
+    @property
+    def sbox(self) -> str:
+        return self._sbox
+
     def elaborate(self, platform):
         m = Module()
         nk = KEY_WORDS[self._key_bits]
         plans = key_step_plan(self._key_bits)
+        layouts = _step_layouts(plans)
 
-        # The four shared S-boxes of SubWord.
-        sub_in = Signal(32)
+        with m.If(self.en):
+            m.d.sync += [
+                self.q.eq(self.d),
+                self.q_step.eq(self.d_step),
+                self.q_backward.eq(self.d_backward),
+            ]
+
+        def select_sub_input(window, step, backward, name):
+            """The S-box input of the step ``step`` in direction ``backward`` on ``window``."""
+            words = _split_words(window, nk)
+            layout_index = Signal(range(len(layouts)), name=f"{name}_layout")
+            with m.Switch(step):
+                for number, plan in enumerate(plans, start=1):
+                    with m.Case(number):
+                        m.d.comb += layout_index.eq(layouts.index((plan.position, plan.kind)))
+            sub_input = Signal(32, name=f"{name}_sub_input")
+            with m.Switch(layout_index):
+                for index, layout in enumerate(layouts):
+                    with m.Case(index):
+                        for direction in (0, 1):
+                            candidate, _ = _step_words(words, layout, direction, Const(0, 32))
+                            if candidate is not None:
+                                with m.If(backward == direction):
+                                    m.d.comb += sub_input.eq(candidate)
+            return sub_input
+
+        # The four SubWord S-boxes, shared by every step and both directions.
         sub_out = Signal(32)
-        rcon_word = Signal(32)
+        if self._sbox == "bram":
+            sub_address = select_sub_input(self.d, self.d_step, self.d_backward, "next")
+        else:
+            sub_address = select_sub_input(self.q, self.q_step, self.q_backward, "current")
         for i in range(4):
-            table = memory.Memory(shape=unsigned(8), depth=256, init=SBOX)
+            if self._sbox == "bram":
+                table = memory.Memory(shape=unsigned(8), depth=256, init=SBOX,
+                                      attrs={"ram_style": "block"})
+                port = table.read_port(domain="sync", transparent_for=())
+                m.d.comb += port.en.eq(self.en)
+            else:
+                table = memory.Memory(shape=unsigned(8), depth=256, init=SBOX)
+                port = table.read_port(domain="comb")
             m.submodules[f"sbox{i}"] = table
-            port = table.read_port(domain="comb")
             m.d.comb += [
-                port.addr.eq(sub_in[8 * i:8 * (i + 1)]),
+                port.addr.eq(sub_address[8 * i:8 * (i + 1)]),
                 sub_out[8 * i:8 * (i + 1)].eq(port.data),
             ]
 
-        words = _split_words(self.window, nk)
-
-        def transform(kind):
-            return sub_out ^ rcon_word if kind == "rot_sub_rcon" else sub_out
-
-        def sub_word_input(kind, word):
-            return word.rotate_left(8) if kind == "rot_sub_rcon" else word
-
-        # For each distinct plan, the S-box input and the resulting window in each direction. The
-        # S-box input only depends on words computed before the transformed one, so sharing the
-        # S-boxes across plans makes no combinational loop.
-        layouts = sorted({(plan.position, plan.kind) for plan in plans},
-                         key=lambda p: (p[0] is None, p))
-        forward, backward = [], []
-        for position, kind in layouts:
-            w = dict(enumerate(words))
-            sub_input = None
-            for k in range(4):
-                previous = w[nk + k - 1]
-                if k == position:
-                    sub_input = sub_word_input(kind, previous)
-                    w[nk + k] = w[k] ^ transform(kind)
-                else:
-                    w[nk + k] = w[k] ^ previous
-            forward.append((sub_input, _join_words(w[4 + i] for i in range(nk))))
-
-            w = {4 + i: word for i, word in enumerate(words)}
-            sub_input = None
-            for k in reversed(range(4)):
-                previous = w[nk + k - 1]
-                if k == position:
-                    sub_input = sub_word_input(kind, previous)
-                    w[k] = w[nk + k] ^ transform(kind)
-                else:
-                    w[k] = w[nk + k] ^ previous
-            backward.append((sub_input, _join_words(w[i] for i in range(nk))))
-
+        rcon_word = Signal(32)
         layout_index = Signal(range(len(layouts)))
-        with m.Switch(self.step):
-            for step, plan in enumerate(plans, start=1):
-                with m.Case(step):
+        with m.Switch(self.q_step):
+            for number, plan in enumerate(plans, start=1):
+                with m.Case(number):
                     m.d.comb += [
                         layout_index.eq(layouts.index((plan.position, plan.kind))),
                         rcon_word.eq(plan.rcon_word),
                     ]
 
+        words = _split_words(self.q, nk)
         with m.Switch(layout_index):
-            for index in range(len(layouts)):
+            for index, layout in enumerate(layouts):
+                transformed = sub_out ^ rcon_word if layout[1] == "rot_sub_rcon" else sub_out
                 with m.Case(index):
-                    for direction, (sub_input, result) in ((0, forward[index]),
-                                                           (1, backward[index])):
-                        with m.If(self.backward == direction):
-                            if sub_input is not None:
-                                m.d.comb += sub_in.eq(sub_input)
-                            m.d.comb += self.next_window.eq(result)
+                    for direction in (0, 1):
+                        _, result = _step_words(words, layout, direction, transformed)
+                        with m.If(self.q_backward == direction):
+                            m.d.comb += self.next_window.eq(_join_words(result))
 
         return m
