@@ -44,6 +44,15 @@ def _request(platform, name, number, requested):
     return requested[name, number]
 
 
+def _pin(m, platform, direction, name, number, subsignal, requested):
+    port = _request(platform, name, number, requested)
+    if subsignal is not None:
+        port = getattr(port, subsignal)
+    buffer = io.Buffer(direction, port)
+    m.submodules[f"pin_{name}_{number}" + (f"_{subsignal}" if subsignal else "")] = buffer
+    return buffer
+
+
 def output_pin(m, platform, name: str, number: int = 0, subsignal: str | None = None,
                requested: dict | None = None):
     """Request resource ``name``/``number`` (its ``subsignal``, if given) as an output, add an
@@ -51,23 +60,13 @@ def output_pin(m, platform, name: str, number: int = 0, subsignal: str | None = 
 
     A resource can be requested only once; pass the same ``requested`` dict to take several
     subsignals of one resource (the three colours of an RGB LED)."""
-    port = _request(platform, name, number, requested)
-    if subsignal is not None:
-        port = getattr(port, subsignal)
-    buffer = io.Buffer("o", port)
-    m.submodules[f"pin_{name}_{number}" + (f"_{subsignal}" if subsignal else "")] = buffer
-    return buffer.o
+    return _pin(m, platform, "o", name, number, subsignal, requested).o
 
 
 def input_pin(m, platform, name: str, number: int = 0, subsignal: str | None = None,
               requested: dict | None = None):
     """Like :func:`output_pin`, for an input; returns the buffer's output."""
-    port = _request(platform, name, number, requested)
-    if subsignal is not None:
-        port = getattr(port, subsignal)
-    buffer = io.Buffer("i", port)
-    m.submodules[f"pin_{name}_{number}" + (f"_{subsignal}" if subsignal else "")] = buffer
-    return buffer.i
+    return _pin(m, platform, "i", name, number, subsignal, requested).i
 
 
 def _without(tools, *names):

@@ -214,22 +214,25 @@ class SelfTest(wiring.Component):
             self.passed.eq(self.done & ~self.failed),
         ]
 
+        def load_key(key, then):
+            m.d.comb += [core.key.valid.eq(1), core.key.payload.eq(key)]
+            with m.If(core.key.ready):
+                m.next = then
+
+        def send(block, decrypt, then):
+            m.d.comb += [
+                core.input.valid.eq(1),
+                core.input.payload.block.eq(block),
+                core.input.payload.decrypt.eq(decrypt),
+            ]
+            with m.If(core.input.ready):
+                m.next = then
+
         with m.FSM():
             with m.State("Load key"):
-                m.d.comb += [
-                    core.key.valid.eq(1),
-                    core.key.payload.eq(keys[index]),
-                ]
-                with m.If(core.key.ready):
-                    m.next = "Send block"
+                load_key(keys[index], "Send block")
             with m.State("Send block"):
-                m.d.comb += [
-                    core.input.valid.eq(1),
-                    core.input.payload.block.eq(blocks[index]),
-                    core.input.payload.decrypt.eq(directions[index]),
-                ]
-                with m.If(core.input.ready):
-                    m.next = "Check block"
+                send(blocks[index], directions[index], "Check block")
             with m.State("Check block"):
                 m.d.comb += core.output.ready.eq(1)
                 with m.If(core.output.valid):
@@ -243,20 +246,9 @@ class SelfTest(wiring.Component):
                         m.d.sync += index.eq(index + 1)
                         m.next = "Load key"
             with m.State("Load loop key"):
-                m.d.comb += [
-                    core.key.valid.eq(1),
-                    core.key.payload.eq(self._loop_key),
-                ]
-                with m.If(core.key.ready):
-                    m.next = "Encrypt"
+                load_key(self._loop_key, "Encrypt")
             with m.State("Encrypt"):
-                m.d.comb += [
-                    core.input.valid.eq(1),
-                    core.input.payload.block.eq(lfsr),
-                    core.input.payload.decrypt.eq(0),
-                ]
-                with m.If(core.input.ready):
-                    m.next = "Take ciphertext"
+                send(lfsr, 0, "Take ciphertext")
             with m.State("Take ciphertext"):
                 m.d.comb += core.output.ready.eq(1)
                 with m.If(core.output.valid):
@@ -268,13 +260,7 @@ class SelfTest(wiring.Component):
                         m.d.sync += checksum.eq(checksum ^ core.output.payload)
                     m.next = "Decrypt"
             with m.State("Decrypt"):
-                m.d.comb += [
-                    core.input.valid.eq(1),
-                    core.input.payload.block.eq(ciphertext),
-                    core.input.payload.decrypt.eq(1),
-                ]
-                with m.If(core.input.ready):
-                    m.next = "Compare"
+                send(ciphertext, 1, "Compare")
             with m.State("Compare"):
                 m.d.comb += core.output.ready.eq(1)
                 with m.If(core.output.valid):
