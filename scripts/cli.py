@@ -239,6 +239,8 @@ def _cmd_export(args):
         print(f"wrote {args.rtlil} (RTLIL, top module {name})")
     if args.verilog:
         configure_export()
+        if os.environ.get("AMARANTH_USE_YOSYS") == "system":
+            _prepare_tools(["yosys"])
         from amaranth.back import verilog
         try:
             text = verilog.convert(config.build(), name=name)
