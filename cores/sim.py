@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 import random as _random
 from typing import Iterable, Sequence
 
+from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
 
 __all__ = [
     "LoadKey", "Process", "Transfer", "StreamLog", "CipherRun",
-    "stream_put", "stream_get", "stream_monitor", "simulate_cipher",
+    "stream_put", "stream_get", "stream_monitor", "simulate_cipher", "simulator_with_reset",
 ]
 
 
@@ -128,6 +129,17 @@ def stream_monitor(streams: dict, logs: dict):
                 else:
                     pending[name] = None
     return monitor
+
+
+def simulator_with_reset(core):
+    """A simulator running ``core`` in an explicit ``sync`` domain with a clock, and that domain's
+    reset signal, which a testbench can drive (``ctx.set(rst, 1)``) to reset the core mid-run."""
+    m = Module()
+    m.domains.sync = domain = ClockDomain()
+    m.submodules.core = core
+    sim = Simulator(m)
+    sim.add_clock(1e-8)
+    return sim, domain.rst
 
 
 @dataclass

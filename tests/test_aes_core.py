@@ -4,15 +4,14 @@
 import random
 
 import pytest
-from amaranth.hdl import ClockDomain, Fragment, Module
-from amaranth.sim import Simulator
+from amaranth.hdl import Fragment
 from Crypto.Cipher import AES as PyCryptodomeAES
 
 from cores.aes import AES
 from cores.aes.vectors import FIPS197_APPENDIX_C
 from cores.interface import BlockCipherSignature
-from cores.sim import (LoadKey, Process, simulate_cipher, stream_get, stream_monitor,
-                       stream_put)
+from cores.sim import (LoadKey, Process, simulate_cipher, simulator_with_reset, stream_get,
+                       stream_monitor, stream_put)
 
 from .nist import aesavs_ecb_vectors
 
@@ -139,19 +138,9 @@ def test_cycle_counts_do_not_depend_on_key_block_or_direction(key_bits):
 
 # Stream contract
 
-def make_bench(core):
-    """The core under an explicit sync domain, so a testbench can drive its reset."""
-    m = Module()
-    m.domains.sync = domain = ClockDomain()
-    m.submodules.core = core
-    sim = Simulator(m)
-    sim.add_clock(1e-8)
-    return sim, domain
-
-
 def test_no_block_is_accepted_before_the_first_key():
     core = AES(128)
-    sim, _ = make_bench(core)
+    sim, _ = simulator_with_reset(core)
 
     async def bench(ctx):
         ctx.set(core.input.valid, 1)
@@ -169,7 +158,7 @@ def test_no_block_is_accepted_before_the_first_key():
 def test_key_waits_until_the_block_in_flight_has_left():
     vector = FIPS197_APPENDIX_C[0]
     core = AES(128)
-    sim, _ = make_bench(core)
+    sim, _ = simulator_with_reset(core)
     new_key = 0x2b7e151628aed2a6abf7158809cf4f3c
 
     async def bench(ctx):
@@ -195,7 +184,7 @@ def test_key_waits_until_the_block_in_flight_has_left():
 def test_key_is_taken_before_a_block_offered_in_the_same_cycle():
     vector = FIPS197_APPENDIX_C[0]
     core = AES(128)
-    sim, _ = make_bench(core)
+    sim, _ = simulator_with_reset(core)
 
     async def bench(ctx):
         await stream_put(ctx, core.key, 0)
@@ -218,7 +207,7 @@ def test_key_is_taken_before_a_block_offered_in_the_same_cycle():
 def test_a_waiting_key_goes_before_the_next_block():
     vector = FIPS197_APPENDIX_C[0]
     core = AES(128)
-    sim, _ = make_bench(core)
+    sim, _ = simulator_with_reset(core)
     logs = {}
     sim.add_testbench(stream_monitor({"key": core.key, "input": core.input,
                                       "output": core.output}, logs), background=True)
@@ -253,7 +242,7 @@ def test_a_waiting_key_goes_before_the_next_block():
 def test_output_holds_payload_and_valid_while_not_ready():
     vector = FIPS197_APPENDIX_C[2]
     core = AES(256)
-    sim, _ = make_bench(core)
+    sim, _ = simulator_with_reset(core)
 
     async def bench(ctx):
         await stream_put(ctx, core.key, vector.key)
@@ -272,15 +261,15 @@ def test_output_holds_payload_and_valid_while_not_ready():
 def test_reset_mid_block_leaves_an_idle_core_without_a_key(sbox):
     vector = FIPS197_APPENDIX_C[1]
     core = AES(192, sbox=sbox)
-    sim, domain = make_bench(core)
+    sim, rst = simulator_with_reset(core)
 
     async def bench(ctx):
         await stream_put(ctx, core.key, vector.key)
         await stream_put(ctx, core.input, {"block": vector.plaintext, "decrypt": 0})
         await ctx.tick().repeat(5)
-        ctx.set(domain.rst, 1)
+        ctx.set(rst, 1)
         await ctx.tick()
-        ctx.set(domain.rst, 0)
+        ctx.set(rst, 0)
         ctx.set(core.output.ready, 1)
         ctx.set(core.input.valid, 1)
         ctx.set(core.input.payload, {"block": vector.ciphertext, "decrypt": 1})

@@ -6,8 +6,6 @@ import functools
 from pathlib import Path
 import random
 
-from amaranth.hdl import ClockDomain, Module
-from amaranth.sim import Simulator
 import pytest
 
 from cores.interface import BlockCipherSignature
@@ -15,7 +13,8 @@ from cores.present import PRESENT, ROUNDS_PER_CYCLE
 from cores.present.reference import decrypt_block, encrypt_block
 from cores.present.tables import KEY_SIZES
 from cores.present.vectors import parse_vectors
-from cores.sim import LoadKey, Process, simulate_cipher, stream_get, stream_put
+from cores.sim import (LoadKey, Process, simulate_cipher, simulator_with_reset, stream_get,
+                       stream_put)
 
 
 PAPER_VECTORS = parse_vectors((Path(__file__).parent / "present_vectors.txt").read_text())
@@ -250,15 +249,11 @@ async def pulse_reset(ctx, rst):
 
 def run_testbench(core, testbench):
     """Simulate ``core`` with ``testbench(ctx, rst)``, where ``rst`` resets the core."""
-    m = Module()
-    m.domains.sync = domain = ClockDomain()
-    m.submodules.core = core
+    sim, rst = simulator_with_reset(core)
 
     async def wrapped(ctx):
-        await testbench(ctx, domain.rst)
+        await testbench(ctx, rst)
 
-    sim = Simulator(m)
-    sim.add_clock(1e-8)
     sim.add_testbench(wrapped)
     sim.run()
 
