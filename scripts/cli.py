@@ -107,9 +107,10 @@ def _progress(args):
     return Progress(enabled=not getattr(args, "quiet", False))
 
 
-def _prepare_tools(names, quiet=False):
+def _prepare_tools(names, quiet=False, *, configure=True):
     from platforms.toolchain import ToolchainError, configure_toolchain, prepare_tools
-    configure_toolchain()
+    if configure:
+        configure_toolchain()
     try:
         prepare_tools(names, say=None if not quiet else (lambda message: None))
     except ToolchainError as error:
@@ -240,7 +241,7 @@ def _cmd_export(args):
     if args.verilog:
         configure_export()
         if os.environ.get("AMARANTH_USE_YOSYS") == "system":
-            _prepare_tools(["yosys"])
+            _prepare_tools(["yosys"], configure=False)
         from amaranth.back import verilog
         try:
             text = verilog.convert(config.build(), name=name)
