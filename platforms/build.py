@@ -243,8 +243,9 @@ def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int 
             script_after_synth=STAT_SCRIPT,
             nextpnr_opts=f"--timing-allow-fail --seed {seed} --report report.json")
     files = extract_plan(plan, directory)
+    family = platform.family.lower()        # "iCE40" on iCE40 platforms
     result = {"config": config.to_dict(), "label": config.label, "board": board.name,
-              "device": platform.device, "family": platform.family, "build_dir": str(directory),
+              "device": platform.device, "family": family, "build_dir": str(directory),
               "clock_mhz": platform.default_clk_frequency / 1e6, "seed": seed}
     if not do_build:
         progress.update(key, "build files written", done=True)
@@ -263,10 +264,9 @@ def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int 
         if argv[0] == "yosys":
             with open(directory / STAT_FILE) as file:
                 stat = json.load(file)
-            core, _ = core_and_harness(stat, "top", BOARD_CORE_PATH, platform.family)
+            core, _ = core_and_harness(stat, "top", BOARD_CORE_PATH, family)
             result["core_cells"] = core
-            result["design_cells"] = classify_cells(hierarchy_cells(stat, "top"),
-                                                    platform.family)
+            result["design_cells"] = classify_cells(hierarchy_cells(stat, "top"), family)
     parsed = parse_nextpnr_report(str(directory / "report.json"))
     result["fmax_mhz"] = parsed.fmax_mhz
     result["design_utilization"] = parsed.utilization

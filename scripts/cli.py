@@ -136,7 +136,7 @@ def _cmd_build(args):
     if not args.no_build:
         family_tools = {"ice40": ["yosys", "nextpnr-ice40", "icepack"],
                         "ecp5": ["yosys", "nextpnr-ecp5", "ecppack"]}
-        _prepare_tools(family_tools[board.platform().family], args.quiet)
+        _prepare_tools(family_tools[board.platform().family.lower()], args.quiet)
     with _progress(args) as progress:
         try:
             result = build_board(config, board, root=args.build_dir, seed=args.seed,

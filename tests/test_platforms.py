@@ -240,7 +240,8 @@ def test_measure_toy_core(device, tmp_path, monkeypatch):
     result = measure_device(parse_config("toy"), get_device(device), seeds=[1, 2], root="m")
     assert result["fit"] is True
     assert len(result["fmax_mhz"]) == 2 and all(f > 10 for f in result["fmax_mhz"])
-    assert result["core_cells"]["ff"] >= 64 + 80
+    # The state and the 64 key bits the toy cipher uses (Yosys removes the unused 16).
+    assert result["core_cells"]["ff"] >= 64 + 64
     json.dumps(result)
 
 
