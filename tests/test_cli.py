@@ -144,3 +144,33 @@ def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
     assert "![Area against throughput](r.png)" in paths["r.md"].read_text()
     assert paths["r.png"].read_bytes()[:4] == b"\x89PNG"
     assert "PRESENT-80 (paper)" in out
+
+
+def canned_build(fmax):
+    def build_board(config, board, *, root, seed, loop_blocks, progress, do_build, fault):
+        import os
+        directory = os.path.join(root, f"{config.slug}_{board.name}")
+        os.makedirs(directory, exist_ok=True)
+        cells = {"lut4": 300, "ff": 150, "carry": 2, "bram": 0, "io": 0, "other": 0}
+        return {"label": config.label, "board": board.name, "device": "iCE40UP5K",
+                "build_dir": directory, "clock_mhz": 12.0, "seed": seed, "fmax_mhz": fmax,
+                "timing_met": fmax >= 12.0, "core_cells": cells, "design_cells": cells,
+                "design_utilization": {"ICESTORM_LC": {"used": 400, "available": 5280}},
+                "bitstream": os.path.join(directory, "top.bin")}
+    return build_board
+
+
+@pytest.mark.parametrize("fmax, code", [(40.0, 0), (9.5, 1)])
+def test_build_prints_its_report(capsys, tmp_path, monkeypatch, fmax, code):
+    monkeypatch.setattr("platforms.build.build_board", canned_build(fmax))
+    monkeypatch.setattr("platforms.toolchain.prepare_tools", lambda *a, **k: {})
+    monkeypatch.setattr("platforms.toolchain.configure_toolchain", lambda *a, **k: {})
+    result, out, err = run(capsys, "build", "--core", "toy", "--build-dir", str(tmp_path), "-q")
+    assert result == code
+    assert "TOY-80 self-test on iCEBreaker (iCE40 UP5K) (iCE40UP5K)" in out
+    assert "core          300 LUT4, 150 FF, 2 carry, 0 BRAM  (≈150 Spartan-3 slices)" in out
+    assert "ICESTORM_LC       400 / 5280" in out
+    assert f"Fmax          {fmax:.1f} MHz (board clock 12 MHz, seed 1)" in out
+    if code:
+        assert_one_line_error(code, err, "timing not met: Fmax 9.5 MHz is below the 12 MHz")
+    assert (tmp_path / "toy80_icebreaker" / "build.json").exists()
