@@ -20,8 +20,9 @@ class AES(wiring.Component):
     Each block on ``input`` is encrypted or decrypted, as its ``decrypt`` bit asks, under the last
     key loaded on ``key``. The datapath has 16 S-boxes for the state, each serving SubBytes and
     InvSubBytes, and 4 for the key schedule. Round keys are computed on the fly, in parallel with
-    the round: forwards for encryption, and backwards for decryption from the last round-key window,
-    which the core derives once when a key is loaded. No round-key table is stored.
+    the round, one round ahead, so each round reads its key from a register: forwards for
+    encryption, and backwards for decryption from the end of the schedule, which the core derives
+    once when a key is loaded. No round-key table is stored.
 
     Parameters
     ----------
@@ -98,31 +99,38 @@ class AES(wiring.Component):
         m.submodules.key_schedule = key_schedule = KeySchedule(self._key_bits, sbox=self._sbox)
         m.submodules.round = round_function = RoundFunction()
 
-        first_window = Signal(key_width)   # the key itself: window 0, where encryption starts
-        last_window = Signal(key_width)    # window Nr, where decryption starts
+        # During round r the key-schedule register holds window r (encryption) or r - 1
+        # (decryption) and so round key r comes straight from a register, while the schedule
+        # computes the window of the next round beside the round, not in front of it. A block
+        # starts from these, captured once when the key is loaded:
+        first_round_key = Signal(128)        # round key 0 (the key's first 16 bytes)
+        last_round_key = Signal(128)         # round key Nr
+        second_window = Signal(key_width)    # window 1, where encryption rounds start
+        penultimate_window = Signal(key_width)   # window Nr - 1, where decryption rounds start
+
         decrypting = state.q_inverse
-        step = key_schedule.q_step
+        step = key_schedule.q_step           # the step that turns this window into the next
 
         last_round = Signal()
         m.d.comb += [
-            last_round.eq(Mux(decrypting, step == 1, step == nr)),
+            last_round.eq(Mux(decrypting, step == 0, step == nr + 1)),
             round_function.substituted.eq(state.substituted),
-            round_function.round_key.eq(key_schedule.next_window[-128:]),
+            round_function.round_key.eq(key_schedule.q[-128:]),
             round_function.decrypt.eq(decrypting),
             round_function.last.eq(last_round),
         ]
 
         request = self.input.payload
-        start_window = Mux(request.decrypt, last_window, first_window)
 
         def accept_block():
             m.d.comb += [
                 self.input.ready.eq(1),
-                state.d.eq(request.block ^ start_window[-128:]),
+                state.d.eq(request.block ^ Mux(request.decrypt, last_round_key,
+                                               first_round_key)),
                 state.d_inverse.eq(request.decrypt),
                 state.en.eq(self.input.valid),
-                key_schedule.d.eq(start_window),
-                key_schedule.d_step.eq(Mux(request.decrypt, nr, 1)),
+                key_schedule.d.eq(Mux(request.decrypt, penultimate_window, second_window)),
+                key_schedule.d_step.eq(Mux(request.decrypt, nr - 1, 2)),
                 key_schedule.d_backward.eq(request.decrypt),
                 key_schedule.en.eq(self.input.valid),
             ]
@@ -138,7 +146,7 @@ class AES(wiring.Component):
                 key_schedule.en.eq(self.key.valid),
             ]
             with m.If(self.key.valid):
-                m.d.sync += first_window.eq(self.key.payload)
+                m.d.sync += first_round_key.eq(self.key.payload[-128:])
                 m.next = "Expand key"
 
         with m.FSM(init="No key"):
@@ -146,15 +154,19 @@ class AES(wiring.Component):
                 accept_key()
 
             with m.State("Expand key"):
-                # Forward through the whole schedule once, to find where decryption starts.
+                # Forward through the whole schedule once, keeping what blocks start from.
                 m.d.comb += [
                     key_schedule.d.eq(key_schedule.next_window),
                     key_schedule.d_step.eq(step + 1),
                     key_schedule.d_backward.eq(0),
                     key_schedule.en.eq(1),
                 ]
+                with m.If(step == 1):
+                    m.d.sync += second_window.eq(key_schedule.next_window)
+                with m.If(step == nr - 1):
+                    m.d.sync += penultimate_window.eq(key_schedule.next_window)
                 with m.If(step == nr):
-                    m.d.sync += last_window.eq(key_schedule.next_window)
+                    m.d.sync += last_round_key.eq(key_schedule.next_window[-128:])
                     m.next = "Idle"
 
             with m.State("Idle"):

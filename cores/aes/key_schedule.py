@@ -133,8 +133,9 @@ class KeySchedule(wiring.Component):
     d : ``In(32 * Nk)``
         Next window, loaded with ``d_step`` and ``d_backward`` when ``en`` is high. Word 0 in the
         most significant bits; window 0 is the key itself.
-    d_step : ``In(range(Nr + 1))``
-        The step to apply to that window, 1 to Nr (other values: ``next_window`` is unspecified).
+    d_step : ``In(range(Nr + 2))``
+        The step to apply to that window, 1 to Nr (for 0 and Nr + 1, past either end of the
+        schedule, ``next_window`` is unspecified).
     d_backward : ``In(1)``
         0 for a forward step (window ``step - 1`` to window ``step``), 1 for a backward one (window
         ``step`` to window ``step - 1``).
@@ -151,11 +152,11 @@ class KeySchedule(wiring.Component):
         nk, nr = KEY_WORDS[key_bits], ROUNDS[key_bits]
         super().__init__({
             "d": In(32 * nk),
-            "d_step": In(range(nr + 1)),
+            "d_step": In(range(nr + 2)),
             "d_backward": In(1),
             "en": In(1),
             "q": Out(32 * nk),
-            "q_step": Out(range(nr + 1)),
+            "q_step": Out(range(nr + 2)),
             "q_backward": Out(1),
             "next_window": Out(32 * nk),
         })
