@@ -249,6 +249,44 @@ def _markdown_table(header, body) -> str:
     return "\n".join(lines)
 
 
+_PAPER_OF = {"AES-128": "AES-128 (paper)", "PRESENT-80": "PRESENT-80 (paper)",
+             "PRESENT-128": "PRESENT-128 (paper)"}
+
+
+def _comparison_lines(report: dict) -> list:
+    """Sentences setting each measured configuration beside its paper's figures."""
+    papers = {paper["label"]: paper for paper in report["papers"]}
+    lines = []
+    for row in report["rows"]:
+        paper = papers.get(_PAPER_OF.get(row["label"], ""))
+        if paper is None or row["throughput_median_mbps"] is None or not row["slices"]:
+            continue
+        lines.append(
+            f"* {row['label']} on {row['device']}: ≈{row['slices']:,} slices "
+            f"({row['slices'] / paper['slices']:.1f}× the paper's {paper['slices']:,}), "
+            f"{row['throughput_median_mbps']:,.1f} Mb/s "
+            f"({100 * row['throughput_median_mbps'] / paper['throughput_mbps']:.0f} % of the "
+            f"paper's {paper['throughput_mbps']:,.2f} Mb/s on {paper['device']}).")
+    if not lines:
+        return []
+    return ["## Beside the papers", ""] + lines + [""]
+
+
+def _cycle_lines(report: dict) -> list:
+    cycles = report.get("cycles") or {}
+    if not cycles:
+        return []
+    header = ["core", "cycles/block encrypt", "cycles/block decrypt", "latency encrypt",
+              "latency decrypt", "key load to first block", "matches reference"]
+    body = [[label, _fmt(c["cycles_per_block"]), _fmt(c["cycles_per_block_decrypt"]),
+             _fmt(c["latency"]), _fmt(c["latency_decrypt"]), _fmt(c["key_to_input"]),
+             "yes" if c["verified"] else "NO"] for label, c in cycles.items()]
+    return ["## Cycles, measured in simulation", "",
+            "Clock edges, blocks offered back to back with the output always ready "
+            "(`cores.sim.simulate_cipher`); results checked against the reference model.", "",
+            _markdown_table(header, body), ""]
+
+
 def markdown_report(report: dict, *, plot: str | None = None) -> str:
     """The report as a Markdown page (``docs/results.md``)."""
     from .progress import format_duration
@@ -274,6 +312,8 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
     ]
     if plot:
         out += [f"![Area against throughput]({plot})", ""]
+    out += _comparison_lines(report)
+    out += _cycle_lines(report)
     out += [
         "## How to read the table",
         "",
@@ -327,7 +367,7 @@ def plot_report(report: dict, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(8, 5.5), dpi=110)
+    figure, axes = plt.subplots(figsize=(10, 5.5), dpi=110)
     markers = {"ice40-up5k": "o", "ice40-hx8k": "s", "ecp5-25f": "^", "ecp5-85f": "v"}
     labels = sorted({row["label"] for row in report["rows"]})
     colours = {label: f"C{index}" for index, label in enumerate(labels)}
@@ -337,18 +377,20 @@ def plot_report(report: dict, path) -> None:
         axes.scatter(row["slices"], row["throughput_median_mbps"],
                      marker=markers.get(row["device"], "o"), color=colours[row["label"]],
                      s=45, label=f"{row['label']} @ {row['device']}")
-    for paper in report["papers"]:
+    for index, paper in enumerate(report["papers"]):
         axes.scatter(paper["slices"], paper["throughput_mbps"], marker="*", s=180,
                      color="black", zorder=3)
+        # Alternate the labels above and below: the two PRESENT points nearly coincide.
         axes.annotate(paper["label"], (paper["slices"], paper["throughput_mbps"]),
-                      textcoords="offset points", xytext=(8, -4), fontsize=8)
+                      textcoords="offset points", xytext=(6, 7 if index % 2 else -13),
+                      fontsize=8)
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("area: Spartan-3 / Virtex-II slice equivalents, ⌈max(LUT4, FF)/2⌉")
     axes.set_ylabel("throughput (Mb/s, median Fmax)")
     axes.set_title("Area against throughput (★ = the seed papers' figures)")
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=7, loc="best")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)

@@ -225,6 +225,16 @@ def test_markdown_report():
     assert "TOY-80 does not fit ecp5-25f: too big." in page
     assert "the sweep took 1m15s" in page
     assert "* yosys: Yosys 0.70" in page
+    # Cycles table, from the simulated figures.
+    assert "| TOY-80 | 32 | 32 | 32 | 32 | 32 | yes |" in page
+
+
+def test_markdown_sets_rows_beside_their_paper():
+    measurement = fake_measurement(label="PRESENT-80")
+    report = assemble([measurement], {"PRESENT-80": CYCLES})
+    page = markdown_report(report)
+    assert ("* PRESENT-80 on ice40-up5k: ≈500 slices (4.0× the paper's 126), 90.0 Mb/s "
+            "(22 % of the paper's 417.79 Mb/s on Spartan-3 XC3S400).") in page
 
 
 def test_plot_is_written(tmp_path):
