@@ -122,7 +122,8 @@ def _prepare_tools(names, quiet=False, *, configure=True):
 def _cmd_build(args):
     from platforms.boards import get_board
     from platforms.build import BuildError, build_board
-    from platforms.measure import slice_equivalent
+    from platforms.measure import measure_cycles, slice_equivalent
+    from platforms.report import PAPERS, derive_row, text_table
     from platforms.selftest import FAULTS
 
     config = _config_from_args(args)
@@ -162,6 +163,17 @@ def _cmd_build(args):
     print(f"  Fmax          {result['fmax_mhz']:.1f} MHz (board clock "
           f"{result['clock_mhz']:g} MHz, seed {result['seed']})")
     print(f"  report        {pathlib.Path(result['build_dir']) / 'report.json'}")
+    figures = measure_cycles(config)
+    result["cycles"] = figures.to_dict()
+    row = derive_row({**result, "device": board.name, "block_bits": config.block_bits,
+                      "fit": True, "fmax_mhz": [result["fmax_mhz"]], "seeds": [args.seed]},
+                     figures.to_dict())
+    at_clock = config.block_bits * result["clock_mhz"] / figures.cycles_per_block
+    print(f"  throughput    {at_clock:,.1f} Mb/s at the board clock, "
+          f"{row['throughput_median_mbps']:,.1f} Mb/s at Fmax "
+          f"({figures.cycles_per_block:g} cycles per block, simulated)")
+    print()
+    print(text_table({"rows": [row], "papers": [paper.to_dict() for paper in PAPERS]}))
     with open(pathlib.Path(result["build_dir"]) / "build.json", "w") as file:
         json.dump(result, file, indent=2)
     if not result["timing_met"]:

@@ -171,6 +171,10 @@ def test_build_prints_its_report(capsys, tmp_path, monkeypatch, fmax, code):
     assert "core          300 LUT4, 150 FF, 2 carry, 0 BRAM  (≈150 Spartan-3 slices)" in out
     assert "ICESTORM_LC       400 / 5280" in out
     assert f"Fmax          {fmax:.1f} MHz (board clock 12 MHz, seed 1)" in out
+    # The toy core takes 6 cycles per 64-bit block (simulated).
+    assert "throughput    128.0 Mb/s at the board clock" in out
+    assert any(line.startswith("TOY-80") and "icebreaker" in line for line in out.splitlines())
+    assert "PRESENT-80 (paper)" in out
     if code:
         assert_one_line_error(code, err, "timing not met: Fmax 9.5 MHz is below the 12 MHz")
     assert (tmp_path / "toy80_icebreaker" / "build.json").exists()
