@@ -116,8 +116,19 @@ def derive_row(measurement: dict, cycles: dict | None) -> dict:
     return row
 
 
+def source_revision(directory=".") -> str:
+    """``git describe --always --dirty`` of the sources the report measured, or ``"unknown"``."""
+    import subprocess
+    try:
+        result = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"],
+                                cwd=directory, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return result.stdout.strip() if result.returncode == 0 else "unknown"
+
+
 def assemble(measurements: list, cycles: dict, *, command: str = "", tool_versions=None,
-             seeds=(), elapsed_s: float | None = None, errors=()) -> dict:
+             seeds=(), elapsed_s: float | None = None, errors=(), source: str = "") -> dict:
     """The report: rows (see :func:`derive_row`), the papers' figures, and how it was made.
 
     ``cycles`` maps a configuration label to its cycle figures (dict)."""
@@ -125,6 +136,7 @@ def assemble(measurements: list, cycles: dict, *, command: str = "", tool_versio
     return {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command,
+        "source": source,
         "seeds": list(seeds),
         "tool_versions": tool_versions or {},
         "elapsed_s": _round(elapsed_s, 0),
@@ -183,7 +195,8 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
         else:
             measurements.append(result)
     return assemble(measurements, cycles, command=command, tool_versions=tool_versions(),
-                    seeds=seeds, elapsed_s=time.monotonic() - started, errors=errors)
+                    seeds=seeds, elapsed_s=time.monotonic() - started, errors=errors,
+                    source=source_revision())
 
 
 # --- presentation -----------------------------------------------------------------------------
@@ -305,7 +318,8 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         f"Generated {report.get('generated', '')}"
         + (f"; the sweep took {format_duration(report['elapsed_s'])} on a 2-core machine"
            if report.get("elapsed_s") else "")
-        + f"; placement seeds {', '.join(map(str, report.get('seeds', [])))}.",
+        + f"; placement seeds {', '.join(map(str, report.get('seeds', [])))}"
+        + (f"; sources at commit `{report['source']}`" if report.get("source") else "") + ".",
         "",
         _markdown_table(header, body),
         "",

@@ -196,7 +196,8 @@ def report_fixture():
     return assemble([fake_measurement(), fake_measurement(device="ecp5-25f", fit=False,
                                                           fit_reason="too big", fmax_mhz=[])],
                     {"TOY-80": CYCLES}, command="cipher-cores report --cores toy",
-                    tool_versions={"yosys": "Yosys 0.70"}, seeds=[1, 2, 3], elapsed_s=75)
+                    tool_versions={"yosys": "Yosys 0.70"}, seeds=[1, 2, 3], elapsed_s=75,
+                    source="0123456789ab")
 
 
 def test_report_json_records_how_it_was_made():
@@ -224,6 +225,7 @@ def test_markdown_report():
     assert "| TOY-80 | ice40-up5k | 1,000 | 300 |" in page
     assert "TOY-80 does not fit ecp5-25f: too big." in page
     assert "the sweep took 1m15s" in page
+    assert "sources at commit `0123456789ab`" in page
     assert "* yosys: Yosys 0.70" in page
     # Cycles table, from the simulated figures.
     assert "| TOY-80 | 32 | 32 | 32 | 32 | 32 | yes |" in page
