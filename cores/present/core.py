@@ -160,95 +160,128 @@ class PRESENT(wiring.Component):
 
         # The rounds of one cycle, chained; sub-round `j` is round `cycle * R + j + 1` in the
         # encryption order. Each updates the key register first and adds the new round key after
-        # the layers, so `state` always holds the state right after an AddRoundKey.
-        states, keys = [state], [key_reg]
+        # the layers, so `state` always holds the state right after an AddRoundKey. The last
+        # round of the cycle leaves its AddRoundKey to the register input below.
+        states, layers, keys = [state], [None], [key_reg]
         for j in range(per_cycle):
             m.submodules[f"round_{j}"] = round_ = Round(key_bits, decrypt=self._decrypt)
-            index = cycle * per_cycle + j
+            index = (cycle * per_cycle + j)[:5]
             m.d.comb += [
                 round_.state_in.eq(states[-1]),
                 round_.key_in.eq(keys[-1]),
             ]
             if self._decrypt:
+                # Decrypting, round `index + 1` undoes the update with counter 31 - index.
                 m.d.comb += [
                     round_.inverse.eq(decrypting),
-                    round_.counter.eq(Mux(decrypting, ROUNDS - index, index + 1)),
+                    round_.counter.eq(Mux(decrypting, ~index, index + 1)),
                 ]
             else:
                 m.d.comb += round_.counter.eq(index + 1)
             states.append(round_.state_out)
+            layers.append(round_.layers_out)
             keys.append(round_.key_out)
 
-        last_cycle = cycle == cycles - 1
+        last_cycle = Signal()
+        m.d.comb += last_cycle.eq(cycle == cycles - 1)
+        round_layers = Signal(BLOCK_BITS)
+        round_key_reg = Signal(key_bits)
         if remainder == per_cycle:
-            next_state, next_key_reg = states[per_cycle], keys[per_cycle]
+            m.d.comb += [
+                round_layers.eq(layers[per_cycle]),
+                round_key_reg.eq(keys[per_cycle]),
+            ]
         else:
-            next_state = Mux(last_cycle, states[remainder], states[per_cycle])
-            next_key_reg = Mux(last_cycle, keys[remainder], keys[per_cycle])
+            m.d.comb += [
+                round_layers.eq(Mux(last_cycle, layers[remainder], layers[per_cycle])),
+                round_key_reg.eq(Mux(last_cycle, keys[remainder], keys[per_cycle])),
+            ]
 
-        # The key register a block starts from: the loaded key to encrypt, the final key register
-        # to decrypt.
-        start_key = Signal(key_bits)
+        # What happens on this edge; at most one of these is high.
+        load_key = Signal()                 # a key transfers
+        load_block = Signal()               # a block transfers
+        step = Signal()                     # the rounds (or the key expansion) advance
+        expanding = Signal()                # in "Expand key"
+
+        # The key register's next value without a key load (`key_next`), and the state's. The
+        # key register a block starts from is the loaded key to encrypt, the final key register
+        # to decrypt: `key_reg` if it is already at that end, else `key_other`. The state takes
+        # the block or the round layers, then the round key of `key_next`: one AddRoundKey for
+        # the block load and both directions.
+        key_next = Signal(key_bits)
+        state_next = Signal(BLOCK_BITS)
         if self._decrypt:
             direction = self.input.payload.decrypt
-            m.d.comb += start_key.eq(Mux(key_reg_at_end == direction, key_reg, key_other))
+            start_key = Signal(key_bits)
+            m.d.comb += [
+                start_key.eq(Mux(key_reg_at_end == direction, key_reg, key_other)),
+                key_next.eq(Mux(step, round_key_reg, start_key)),
+            ]
         else:
+            # Encrypt-only: `key_other` holds the loaded key and every block starts from it.
             direction = C(0, 1)
-            m.d.comb += start_key.eq(key_other)
+            m.d.comb += key_next.eq(Mux(step, round_key_reg, key_other))
+        m.d.comb += state_next.eq(Mux(load_block, self.input.payload.block, round_layers) ^
+                                  round_key(key_next, key_bits))
 
-        def accept_key():
-            with m.If(self.key.valid):
-                m.d.sync += [
-                    key_reg.eq(self.key.payload),
-                    key_other.eq(self.key.payload),
-                    key_reg_at_end.eq(0),
-                    key_loaded.eq(1),
-                    decrypting.eq(0),
-                ]
-                if self._decrypt:
-                    m.next = "Expand key"
+        if self._decrypt:
+            # The key is loaded into `key_reg` and copied into `key_other` on the first edge of
+            # the expansion; when a block starts from `key_reg`, `key_other` keeps that end.
+            with m.If(load_key):
+                m.d.sync += key_reg.eq(self.key.payload)
+            with m.Elif(step | load_block):
+                m.d.sync += key_reg.eq(key_next)
+            with m.If((expanding & (cycle == 0)) |
+                      (load_block & (key_reg_at_end == direction))):
+                m.d.sync += key_other.eq(key_reg)
+        else:
+            with m.If(step | load_block):
+                m.d.sync += key_reg.eq(key_next)
+            with m.If(load_key):
+                m.d.sync += key_other.eq(self.key.payload)
+        with m.If(load_block | (step & ~expanding)):
+            m.d.sync += state.eq(state_next)
 
-        def accept_block():
-            with m.If(self.input.valid & self.input.ready):
-                m.d.sync += [
-                    state.eq(self.input.payload.block ^ round_key(start_key, key_bits)),
-                    key_reg.eq(start_key),
-                    key_other.eq(start_key),
-                    key_reg_at_end.eq(~direction),
-                    decrypting.eq(direction),
-                ]
-                m.next = "Round"
+        with m.If(load_key):
+            m.d.sync += [
+                key_reg_at_end.eq(0),
+                key_loaded.eq(1),
+                decrypting.eq(0),
+            ]
+        with m.If(load_block):
+            m.d.sync += [
+                key_reg_at_end.eq(~direction),
+                decrypting.eq(direction),
+            ]
+        with m.If(step):
+            m.d.sync += cycle.eq(Mux(last_cycle, 0, cycle + 1))
 
         with m.FSM():
             with m.State("Idle"):
                 m.d.comb += [
                     self.key.ready.eq(1),
                     self.input.ready.eq(key_loaded & ~self.key.valid),
+                    load_key.eq(self.key.valid),
                 ]
-                accept_key()
-                accept_block()
+                if self._decrypt:
+                    with m.If(self.key.valid):
+                        m.next = "Expand key"
+                with m.If(load_block):
+                    m.next = "Round"
 
             with m.State("Expand key"):
                 # Run the key schedule forward to the final key register, for decryption.
-                m.d.sync += [
-                    key_reg.eq(next_key_reg),
-                    cycle.eq(cycle + 1),
+                m.d.comb += [
+                    step.eq(1),
+                    expanding.eq(1),
                 ]
                 with m.If(last_cycle):
-                    m.d.sync += [
-                        key_reg_at_end.eq(1),
-                        cycle.eq(0),
-                    ]
+                    m.d.sync += key_reg_at_end.eq(1)
                     m.next = "Idle"
 
             with m.State("Round"):
-                m.d.sync += [
-                    state.eq(next_state),
-                    key_reg.eq(next_key_reg),
-                    cycle.eq(cycle + 1),
-                ]
+                m.d.comb += step.eq(1)
                 with m.If(last_cycle):
-                    m.d.sync += cycle.eq(0)
                     m.next = "Output"
 
             with m.State("Output"):
@@ -260,8 +293,10 @@ class PRESENT(wiring.Component):
                 ]
                 with m.If(self.output.ready):
                     m.next = "Idle"
-                    accept_block()
+                with m.If(load_block):
+                    m.next = "Round"
 
+        m.d.comb += load_block.eq(self.input.valid & self.input.ready)
         m.d.comb += self.output.payload.eq(state)
 
         return m

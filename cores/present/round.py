@@ -36,7 +36,9 @@ class Round(wiring.Component):
     ``pLayer(sBoxLayer(state_in))`` plus the round key of ``key_out``. Decrypting, ``key_out`` is
     the update with ``counter`` undone and ``state_out`` is ``sBoxLayer^-1(pLayer^-1(state_in))``
     plus the round key of ``key_out``. Either way ``state_out`` is a state right after an
-    AddRoundKey, like ``state_in``.
+    AddRoundKey, like ``state_in``; ``layers_out`` is the same state before that AddRoundKey, for
+    a user that adds the round key itself (the core does, for the last round of each cycle, so
+    that one XOR serves both directions and the block load).
 
     Parameters
     ----------
@@ -54,6 +56,8 @@ class Round(wiring.Component):
     inverse : ``In(1)``
         1 to decrypt. Only present when ``decrypt`` is true.
     state_out : ``Out(64)``
+    layers_out : ``Out(64)``
+        ``state_out`` without the round key.
     key_out : ``Out(key_bits)``
     """
     def __init__(self, key_bits: int, *, decrypt: bool = True):
@@ -67,6 +71,7 @@ class Round(wiring.Component):
             "key_in": In(key_bits),
             "counter": In(COUNTER_BITS),
             "state_out": Out(BLOCK_BITS),
+            "layers_out": Out(BLOCK_BITS),
             "key_out": Out(key_bits),
         }
         if decrypt:
@@ -97,12 +102,12 @@ class Round(wiring.Component):
             backward_key = update_key(self.key_in, self.counter, key_bits, inverse=True)
             m.d.comb += [
                 self.key_out.eq(Mux(self.inverse, backward_key, forward_key)),
-                self.state_out.eq(Mux(self.inverse, decrypted, encrypted) ^
-                                  round_key(self.key_out, key_bits)),
+                self.layers_out.eq(Mux(self.inverse, decrypted, encrypted)),
             ]
         else:
             m.d.comb += [
                 self.key_out.eq(forward_key),
-                self.state_out.eq(encrypted ^ round_key(self.key_out, key_bits)),
+                self.layers_out.eq(encrypted),
             ]
+        m.d.comb += self.state_out.eq(self.layers_out ^ round_key(self.key_out, key_bits))
         return m
