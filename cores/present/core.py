@@ -184,7 +184,10 @@ class PRESENT(wiring.Component):
 
         last_cycle = Signal()
         m.d.comb += last_cycle.eq(cycle == cycles - 1)
-        round_layers = Signal(BLOCK_BITS)
+        # `keep`: without it the (delay-driven) LUT mapper merges the direction mux of the layers
+        # into the register-input logic and duplicates it; as a net, each state bit costs the
+        # S-box and inverse S-box LUTs, this mux and one LUT for block load and AddRoundKey.
+        round_layers = Signal(BLOCK_BITS, attrs={"keep": 1})
         round_key_reg = Signal(key_bits)
         if remainder == per_cycle:
             m.d.comb += [

@@ -91,8 +91,9 @@ class Round(wiring.Component):
         key_bits = self._key_bits
 
         # pLayer picks single bits of its input; from a signal, not from the S-box expressions,
-        # or each S-box would be built once per bit picked from it.
-        substituted = Signal(BLOCK_BITS)
+        # or each S-box would be built once per bit picked from it. `keep` makes each S-box
+        # output bit one LUT4 rather than letting the LUT mapper spread it over the logic after it.
+        substituted = Signal(BLOCK_BITS, attrs={"keep": 1})
         m.d.comb += substituted.eq(s_layer(self.state_in))
         encrypted = p_layer(substituted)
         forward_key = update_key(self.key_in, self.counter, key_bits)
