@@ -13,14 +13,11 @@ Cycle counts are never typed in: :func:`measure_cycles` simulates the core with
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import math
 import random
 import re
 import statistics
-import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
@@ -28,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 __all__ = [
     "CycleFigures", "measure_cycles", "hierarchy_cells", "classify_cells", "core_and_harness",
     "fits", "NextpnrResult", "parse_nextpnr_report", "parse_nextpnr_log", "slice_equivalent",
-    "keep_hierarchy_script", "STAT_FILE", "quiet_simulation_teardown",
+    "keep_hierarchy_script", "STAT_FILE",
 ]
 
 
@@ -69,31 +66,6 @@ class CycleFigures:
         return asdict(self)
 
 
-@contextlib.contextmanager
-def quiet_simulation_teardown():
-    """Silence one known teardown message of :func:`cores.sim.simulate_cipher`.
-
-    Its background watchdog testbench is left waiting in ``ctx.tick().repeat(...)`` when the
-    simulation ends; closing that coroutine raises ``RuntimeError: aclose(): asynchronous
-    generator is already running``, which Python reports as an unraisable exception (and pytest,
-    with warnings as errors, turns into a failure). Only that message is dropped.
-    """
-    previous = sys.unraisablehook
-
-    def hook(unraisable):
-        name = getattr(unraisable.object, "__qualname__", "")
-        if isinstance(unraisable.exc_value, RuntimeError) and name.endswith("watchdog"):
-            return
-        previous(unraisable)
-
-    sys.unraisablehook = hook
-    try:
-        yield
-    finally:
-        gc.collect()
-        sys.unraisablehook = previous
-
-
 def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
     """Simulate a fresh core of ``config`` (a :class:`~platforms.cores.CoreConfig`) on ``blocks``
     random blocks each way, and return its :class:`CycleFigures`.
@@ -107,10 +79,9 @@ def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
     plain = [rng.getrandbits(config.block_bits) for _ in range(blocks)]
     expected = [config.encrypt(key, block) for block in plain]
 
-    with quiet_simulation_teardown():
-        encrypt = simulate_cipher(config.build(), [LoadKey(key)] + [Process(b) for b in plain])
-        decrypt = simulate_cipher(config.build(),
-                                  [LoadKey(key)] + [Process(c, decrypt=True) for c in expected])
+    encrypt = simulate_cipher(config.build(), [LoadKey(key)] + [Process(b) for b in plain])
+    decrypt = simulate_cipher(config.build(),
+                              [LoadKey(key)] + [Process(c, decrypt=True) for c in expected])
     verified = encrypt.results == expected and decrypt.results == plain
 
     def steady(intervals):
