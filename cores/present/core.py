@@ -200,11 +200,11 @@ class PRESENT(wiring.Component):
                 round_key_reg.eq(Mux(last_cycle, keys[remainder], keys[per_cycle])),
             ]
 
-        # What happens on this edge; at most one of these is high.
+        # What happens on this edge; at most one of the first three is high.
         load_key = Signal()                 # a key transfers
         load_block = Signal()               # a block transfers
         step = Signal()                     # the rounds (or the key expansion) advance
-        expanding = Signal()                # in "Expand key"
+        expanding = Signal()                # in "Expand key" (`step` is high too)
 
         # The key register's next value without a key load (`key_next`), and the state's. The
         # key register a block starts from is the loaded key to encrypt, the final key register
