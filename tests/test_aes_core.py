@@ -48,7 +48,7 @@ def assert_clean_run(run, expected):
 
 # Known answers
 
-@pytest.mark.parametrize("sbox", ["bram", "logic"])
+@pytest.mark.parametrize("sbox", ["bram", "logic", "boolean"])
 @pytest.mark.parametrize("vector", FIPS197_APPENDIX_C, ids=lambda v: f"aes{v.key_bits}")
 def test_fips197_appendix_c_both_directions(vector, sbox):
     run = simulate_cipher(AES(vector.key_bits, sbox=sbox), [
@@ -79,7 +79,7 @@ def test_aesavs_ecb_file(kind, key_bits):
 
 # Differential tests against pycryptodome
 
-@pytest.mark.parametrize("sbox", ["bram", "logic"])
+@pytest.mark.parametrize("sbox", ["bram", "logic", "boolean"])
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
 def test_random_keys_and_blocks_match_pycryptodome(key_bits, sbox):
     rng = random.Random(f"differential-{key_bits}-{sbox}")
@@ -311,8 +311,8 @@ def test_bad_key_bits_is_rejected_with_the_allowed_values(key_bits, error, messa
 
 
 @pytest.mark.parametrize("sbox, error, message", [
-    ("rom", ValueError, "sbox must be 'logic' or 'bram', not 'rom'"),
-    (None, TypeError, "sbox must be a string ('logic' or 'bram'), not None"),
+    ("rom", ValueError, "sbox must be 'logic', 'bram' or 'boolean', not 'rom'"),
+    (None, TypeError, "sbox must be a string ('logic', 'bram' or 'boolean'), not None"),
 ])
 def test_bad_sbox_is_rejected_with_the_allowed_values(sbox, error, message):
     with pytest.raises(error) as info:

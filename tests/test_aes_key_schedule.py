@@ -25,7 +25,7 @@ def test_each_step_transforms_at_most_one_word(key_bits):
         assert [plan.position for plan in plans[:3]] == [0, 2, None]
 
 
-@pytest.mark.parametrize("sbox", ["bram", "logic"])
+@pytest.mark.parametrize("sbox", ["bram", "logic", "boolean"])
 @pytest.mark.parametrize("key_bits", [128, 192, 256])
 def test_steps_match_the_reference_schedule_in_both_directions(key_bits, sbox):
     nk, nr = KEY_WORDS[key_bits], ROUNDS[key_bits]

@@ -31,7 +31,9 @@ class AES(wiring.Component):
     sbox : :class:`str`
         Where the S-boxes live: ``"bram"`` (the default; 16 block RAMs of 512x8 for the state and 4
         of 256x8 for the key schedule, each addressed by the next value of the register it reads,
-        so no cycle is added) or ``"logic"`` (look-up tables in LUTs).
+        so no cycle is added), ``"logic"`` (look-up tables in LUTs) or ``"boolean"`` (each S-box
+        computed in XOR/AND logic by inversion in a tower field, one inverter serving both
+        directions; see :class:`~cores.aes.boolean_sbox.BooleanSBox`).
 
     Members
     -------

@@ -17,6 +17,7 @@ from amaranth.hdl import Cat, Const, Module, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from .boolean_sbox import BooleanSBox
 from .reference import check_key_bits
 from .sbox import SBOX
 from .substitution import check_sbox
@@ -126,7 +127,8 @@ class KeySchedule(wiring.Component):
     key_bits : :class:`int`
         128, 192 or 256.
     sbox : :class:`str`
-        ``"bram"`` (4 synchronous 256x8 memories) or ``"logic"``.
+        ``"bram"`` (4 synchronous 256x8 memories), ``"logic"`` or ``"boolean"`` (4 forward-only
+        :class:`~cores.aes.boolean_sbox.BooleanSBox`).
 
     Members
     -------
@@ -208,6 +210,13 @@ class KeySchedule(wiring.Component):
         else:
             sub_address = select_sub_input(self.q, self.q_step, self.q_backward, "current")
         for i in range(4):
+            if self._sbox == "boolean":
+                m.submodules[f"sbox{i}"] = sbox = BooleanSBox(invertible=False)
+                m.d.comb += [
+                    sbox.i.eq(sub_address[8 * i:8 * (i + 1)]),
+                    sub_out[8 * i:8 * (i + 1)].eq(sbox.o),
+                ]
+                continue
             if self._sbox == "bram":
                 table = memory.Memory(shape=unsigned(8), depth=256, init=SBOX,
                                       attrs={"ram_style": "block"})

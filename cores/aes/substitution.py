@@ -4,13 +4,16 @@ The S-boxes look up the *registered* state, so that they can be block RAM: a syn
 port addressed by the register's next value, enabled with it, yields S(state) in the same cycle as
 the register itself, with no extra cycle of latency. In look-up-logic form the same S-box ROM is
 read combinationally from the register. Either way one 512-entry table per byte lane holds SubBytes
-at addresses 0..255 and InvSubBytes at 256..511, so each lane's S-box serves both directions.
+at addresses 0..255 and InvSubBytes at 256..511, so each lane's S-box serves both directions. In
+Boolean form each lane is a :class:`~cores.aes.boolean_sbox.BooleanSBox`, also read combinationally
+from the register: one tower-field inverter per lane serves both directions.
 """
 
 from amaranth.hdl import Cat, Module, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from .boolean_sbox import BooleanSBox
 from .round import join_bytes, state_bytes
 from .sbox import INV_SBOX, SBOX
 
@@ -18,15 +21,16 @@ from .sbox import INV_SBOX, SBOX
 __all__ = ["SBOX_IMPLEMENTATIONS", "check_sbox", "SubstitutedRegister"]
 
 
-#: The S-box implementations: ``"logic"`` (look-up tables in LUTs), ``"bram"`` (block RAM).
-SBOX_IMPLEMENTATIONS = ("logic", "bram")
+#: The S-box implementations: ``"logic"`` (look-up tables in LUTs), ``"bram"`` (block RAM),
+#: ``"boolean"`` (tower-field inversion in XOR/AND logic).
+SBOX_IMPLEMENTATIONS = ("logic", "bram", "boolean")
 
 
 def check_sbox(sbox) -> str:
     if not isinstance(sbox, str):
-        raise TypeError(f"sbox must be a string ('logic' or 'bram'), not {sbox!r}")
+        raise TypeError(f"sbox must be a string ('logic', 'bram' or 'boolean'), not {sbox!r}")
     if sbox not in SBOX_IMPLEMENTATIONS:
-        raise ValueError(f"sbox must be 'logic' or 'bram', not {sbox!r}")
+        raise ValueError(f"sbox must be 'logic', 'bram' or 'boolean', not {sbox!r}")
     return sbox
 
 
@@ -36,8 +40,8 @@ class SubstitutedRegister(wiring.Component):
     Parameters
     ----------
     sbox : :class:`str`
-        ``"logic"`` or ``"bram"`` (16 synchronous 512x8 memories: 16 ``SB_RAM40_4K`` on iCE40, 16
-        ``DP16KD`` on ECP5).
+        ``"logic"``, ``"bram"`` (16 synchronous 512x8 memories: 16 ``SB_RAM40_4K`` on iCE40, 16
+        ``DP16KD`` on ECP5) or ``"boolean"`` (16 :class:`~cores.aes.boolean_sbox.BooleanSBox`).
 
     Members
     -------
@@ -78,6 +82,11 @@ class SubstitutedRegister(wiring.Component):
         table = list(SBOX) + list(INV_SBOX)
         looked_up = []
         for lane, (d_byte, q_byte) in enumerate(zip(state_bytes(self.d), state_bytes(self.q))):
+            if self._sbox == "boolean":
+                m.submodules[f"sbox{lane}"] = sbox = BooleanSBox()
+                m.d.comb += [sbox.i.eq(q_byte), sbox.inverse.eq(self.q_inverse)]
+                looked_up.append(sbox.o)
+                continue
             if self._sbox == "bram":
                 # ECP5 keeps small memories in LUTs unless asked; iCE40 infers block RAM anyway.
                 rom = memory.Memory(shape=unsigned(8), depth=512, init=table,
