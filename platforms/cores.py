@@ -180,8 +180,9 @@ CORES = {spec.name: spec for spec in [
     CoreSpec(
         name="aes", title="AES", module="cores.aes", cls="AES", reference="cores.aes.reference",
         block_bits=128, key_bits=(128, 192, 256), default_key_bits=128,
-        options=(CoreOption("sbox", str, "bram", ("bram", "logic"),
-                            "S-boxes in block RAM (sync read) or in logic"),),
+        options=(CoreOption("sbox", str, "bram", ("bram", "logic", "boolean"),
+                            "S-boxes in block RAM, as look-up logic, or as tower-field "
+                            "Boolean logic"),),
         vectors=_fips197_vectors()),
     CoreSpec(
         name="present", title="PRESENT", module="cores.present", cls="PRESENT",

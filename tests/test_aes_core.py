@@ -257,7 +257,7 @@ def test_output_holds_payload_and_valid_while_not_ready():
     sim.run()
 
 
-@pytest.mark.parametrize("sbox", ["bram", "logic"])
+@pytest.mark.parametrize("sbox", ["bram", "logic", "boolean"])
 def test_reset_mid_block_leaves_an_idle_core_without_a_key(sbox):
     vector = FIPS197_APPENDIX_C[1]
     core = AES(192, sbox=sbox)

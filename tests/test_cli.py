@@ -52,7 +52,7 @@ def test_no_command_prints_help(capsys):
     (["build", "--board", "nexys"], "unknown board 'nexys'; choose from icebreaker"),
     (["build", "--core", "present", "--sbox", "bram"], "--sbox does not apply to core present"),
     (["build", "--core", "aes", "--key-bits", "80"], "AES takes --key-bits 128, 192, 256, not 80"),
-    (["build", "--core", "aes", "--sbox", "rom"], "--sbox must be one of bram, logic, not 'rom'"),
+    (["build", "--core", "aes", "--sbox", "rom"], "--sbox must be one of bram, logic, boolean, not 'rom'"),
     (["build", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["build", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
     (["frob"], "invalid choice: 'frob'"),

@@ -159,7 +159,7 @@ def test_parse_config():
     ("des-64", "unknown core 'des'"),
     ("aes-100", "AES takes key sizes 128, 192, 256, not 100"),
     ("aes-128:colour=red", "AES has no option 'colour' (options: sbox)"),
-    ("aes-128:sbox=rom", "--sbox must be one of bram, logic, not 'rom'"),
+    ("aes-128:sbox=rom", "--sbox must be one of bram, logic, boolean, not 'rom'"),
     ("present-80:rounds_per_cycle=x", "--rounds-per-cycle must be an integer, not 'x'"),
     ("aes-x", "key size in 'aes-x' must be an integer"),
 ])
