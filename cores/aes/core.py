@@ -57,8 +57,8 @@ class AES(wiring.Component):
       forward key-schedule steps to find the last round key, then the core is idle).
 
     ``key.ready`` is high only when no block is in the core. A key waiting on ``key`` goes before
-    any further block: while ``key.valid`` is high, ``input.ready`` stays low. After reset no key is loaded and
-    ``input.ready`` stays low until one is.
+    any further block: while ``key.valid`` is high, ``input.ready`` stays low. After reset no key
+    is loaded and ``input.ready`` stays low until one is.
     """
     def __init__(self, key_bits: int = 128, *, sbox: str = "bram"):
         self._key_bits = check_key_bits(key_bits)
