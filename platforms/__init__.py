@@ -1,9 +1,8 @@
-"""Boards, bare-device targets and the build, measurement and report machinery.
+"""Where a core is placed: boards and bare devices, and the top-level designs put on them.
 
-* :mod:`platforms.toolchain` finds Yosys and nextpnr (YoWASP unless the user chooses native tools).
-* :mod:`platforms.boards` and :mod:`platforms.devices`: where a core can be built.
-* :mod:`platforms.cores`: the cores by name, loaded lazily.
-* :mod:`platforms.harness`, :mod:`platforms.selftest`: the tops that wrap a core.
-* :mod:`platforms.measure`, :mod:`platforms.build`, :mod:`platforms.report`: running the tools and
-  turning their output into the utilization report.
+* :mod:`platforms.boards`: the boards the self-test runs on (``amaranth_boards`` subclasses).
+* :mod:`platforms.devices`: bare FPGAs with a clock and two pins, for measuring a core alone.
+* :mod:`platforms.selftest`: the board self-test top (LEDs and UART).
+* :mod:`platforms.harness`: the bare-device measurement top and its shift-register harness.
+* :mod:`platforms.pins`: requesting single pins through I/O buffers.
 """

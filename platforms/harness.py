@@ -9,15 +9,18 @@ synthesis keeps all of the core, and the harness costs one flip-flop per input b
 flip-flop and one 2-input XOR per output bit, all of them short register-to-register paths.
 
 The core is the submodule named ``core``; the report counts its cells by hierarchy (see
-:mod:`platforms.measure`), so the harness never enters a core's figures.
+:mod:`scripts.flow.measure`), so the harness never enters a core's figures. :class:`BareDeviceTop`
+puts the harness on the ``serial`` pins of a bare device (:mod:`platforms.devices`).
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Elaboratable, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .pins import input_pin, output_pin
 
-__all__ = ["MeasurementHarness", "harness_widths"]
+
+__all__ = ["MeasurementHarness", "harness_widths", "BareDeviceTop"]
 
 
 def _flat_ports(core):
@@ -81,4 +84,21 @@ class MeasurementHarness(wiring.Component):
         signature = Signal(len(output_bits))
         m.d.sync += signature.eq(Cat(0, signature[:-1]) ^ output_bits)
         m.d.comb += self.serial_out.eq(signature[-1])
+        return m
+
+
+class BareDeviceTop(Elaboratable):
+    """Connects a :class:`MeasurementHarness` (submodule ``harness``) to the ``serial`` pins of a
+    bare device. The core's hierarchical name is ``top.harness.core``."""
+    def __init__(self, harness):
+        self.harness = harness
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.harness = self.harness
+        requested = {}
+        m.d.comb += [
+            self.harness.serial_in.eq(input_pin(m, platform, "serial", 0, "i", requested)),
+            output_pin(m, platform, "serial", 0, "o", requested).eq(self.harness.serial_out),
+        ]
         return m

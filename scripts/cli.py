@@ -1,7 +1,8 @@
 """``cipher-cores``: build, measure, export and demonstrate the block-cipher cores.
 
-Thin on purpose: each subcommand parses its arguments and calls library functions in
-:mod:`platforms`, which the tests call too.
+Thin on purpose: each subcommand parses its arguments and calls the build flow
+(:mod:`scripts.flow`), the catalog (:mod:`cores.catalog`) and the platforms, which the tests call
+too.
 """
 
 from __future__ import annotations
@@ -49,15 +50,16 @@ Examples:
 
 
 def _add_core_arguments(parser):
-    from platforms.cores import CORES, DEFAULT_CORE
-    names = [name for name, spec in CORES.items() if not spec.hidden]
+    from cores.catalog import DEFAULT_CORE, catalog
+    entries = catalog()
+    names = list(entries)
     parser.add_argument("--core", default=DEFAULT_CORE, metavar="NAME",
                         help=f"the core: {', '.join(names)} (default: {DEFAULT_CORE})")
     parser.add_argument("--key-bits", type=int, metavar="N",
                         help="key size (AES: 128, 192, 256; PRESENT: 80, 128; "
                              "default: the core's smallest)")
     seen = set()
-    for spec in CORES.values():
+    for spec in entries.values():
         for option in spec.options:
             if option.name in seen:
                 continue
@@ -69,7 +71,7 @@ def _add_core_arguments(parser):
 
 
 def _config_from_args(args):
-    from platforms.cores import CoreConfig, get_core
+    from cores.catalog import CoreConfig, get_core
     try:
         spec = get_core(args.core.lower())
     except KeyError as error:
@@ -94,21 +96,13 @@ def _config_from_args(args):
     return CoreConfig(spec, key_bits, options)
 
 
-def _check_available(config):
-    from platforms.cores import CoreUnavailable
-    try:
-        config.spec.load()
-    except CoreUnavailable as error:
-        raise _Exit(str(error)) from None
-
-
 def _progress(args):
-    from platforms.progress import Progress
+    from scripts.flow.progress import Progress
     return Progress(enabled=not getattr(args, "quiet", False))
 
 
 def _prepare_tools(names, quiet=False, *, configure=True):
-    from platforms.toolchain import ToolchainError, configure_toolchain, prepare_tools
+    from scripts.flow.toolchain import ToolchainError, configure_toolchain, prepare_tools
     if configure:
         configure_toolchain()
     try:
@@ -121,10 +115,10 @@ def _prepare_tools(names, quiet=False, *, configure=True):
 
 def _cmd_build(args):
     from platforms.boards import get_board
-    from platforms.build import BuildError, build_board
-    from platforms.measure import measure_cycles, slice_equivalent
-    from platforms.report import PAPERS, derive_row, text_table
-    from platforms.selftest import FAULTS
+    from cores.selftest import FAULTS
+    from scripts.flow.build import BuildError, build_board
+    from scripts.flow.measure import measure_cycles, slice_equivalent
+    from scripts.flow.report import derive_row, papers_for, text_table
 
     config = _config_from_args(args)
     try:
@@ -133,11 +127,10 @@ def _cmd_build(args):
         raise _Exit(str(error.args[0])) from None
     if args.fault not in FAULTS:
         raise _Exit(f"--fault must be kat or loop, not {args.fault!r}")
-    _check_available(config)
     if not args.no_build:
         family_tools = {"ice40": ["yosys", "nextpnr-ice40", "icepack"],
                         "ecp5": ["yosys", "nextpnr-ecp5", "ecppack"]}
-        _prepare_tools(family_tools[board.platform().family.lower()], args.quiet)
+        _prepare_tools(family_tools[board().family.lower()], args.quiet)
     with _progress(args) as progress:
         try:
             result = build_board(config, board, root=args.build_dir, seed=args.seed,
@@ -173,7 +166,7 @@ def _cmd_build(args):
           f"{row['throughput_median_mbps']:,.1f} Mb/s at Fmax "
           f"({figures.cycles_per_block:g} cycles per block, simulated)")
     print()
-    print(text_table({"rows": [row], "papers": [paper.to_dict() for paper in PAPERS]}))
+    print(text_table({"rows": [row], "papers": papers_for([config])}))
     with open(pathlib.Path(result["build_dir"]) / "build.json", "w") as file:
         json.dump(result, file, indent=2)
     if not result["timing_met"]:
@@ -185,9 +178,9 @@ def _cmd_build(args):
 # --- report -----------------------------------------------------------------------------------
 
 def _cmd_report(args):
-    from platforms.cores import parse_config
+    from cores.catalog import parse_config
     from platforms.devices import get_device
-    from platforms.report import markdown_report, plot_report, run_report, text_table
+    from scripts.flow.report import markdown_report, plot_report, run_report, text_table
 
     configs = []
     for text in args.cores:
@@ -195,7 +188,6 @@ def _cmd_report(args):
             config = parse_config(text)
         except (KeyError, ValueError) as error:
             raise _Exit(str(error.args[0])) from None
-        _check_available(config)
         configs.append(config)
     try:
         devices = [get_device(name) for name in args.devices]
@@ -239,12 +231,11 @@ def _cmd_report(args):
 # --- export -----------------------------------------------------------------------------------
 
 def _cmd_export(args):
-    from platforms.toolchain import configure_export
+    from scripts.flow.toolchain import configure_export
 
     config = _config_from_args(args)
     if not args.verilog and not args.rtlil:
         raise _Exit("export needs --verilog FILE and/or --rtlil FILE")
-    _check_available(config)
     name = args.name or config.slug
     if args.rtlil:
         from amaranth.back import rtlil
@@ -274,7 +265,8 @@ def demo_lines(config) -> list:
     hex_block = (config.block_bits + 3) // 4
     hex_key = (config.key_bits + 3) // 4
     lines = []
-    for key, plain, cipher in config.vectors():
+    for vector in config.vectors():
+        key, plain, cipher = vector.key, vector.plaintext, vector.ciphertext
         run = simulate_cipher(config.build(),
                               [LoadKey(key), Process(plain), Process(cipher, decrypt=True)])
         got_cipher, got_plain = run.results
@@ -289,10 +281,10 @@ def demo_lines(config) -> list:
 
 
 def _cmd_demo(args):
-    from platforms.cores import CoreConfig, CoreUnavailable, get_core
-    from platforms.measure import measure_cycles
+    from cores.catalog import CoreConfig, catalog, get_core
+    from scripts.flow.measure import measure_cycles
 
-    names = ["aes", "present"] if args.core == "all" else [args.core]
+    names = list(catalog()) if args.core == "all" else [args.core]
     failures = 0
     shown = 0
     for name in names:
@@ -302,13 +294,6 @@ def _cmd_demo(args):
             raise _Exit(str(error.args[0])) from None
         for key_bits in spec.key_bits:
             config = CoreConfig(spec, key_bits)
-            try:
-                spec.load()
-            except CoreUnavailable as error:
-                if args.core != "all":
-                    raise _Exit(str(error)) from None
-                print(f"(skipping {spec.title}: {error})")
-                break
             started = time.monotonic()
             lines = demo_lines(config)
             figures = measure_cycles(config)
@@ -331,15 +316,13 @@ def _cmd_demo(args):
 # --- list -------------------------------------------------------------------------------------
 
 def _cmd_list(args):
+    from cores.catalog import catalog
     from platforms.boards import BOARDS, DEFAULT_BOARD
-    from platforms.cores import CORES
     from platforms.devices import DEVICES
 
     print("cores:")
-    for spec in CORES.values():
-        if spec.hidden:
-            continue
-        state = "" if spec.available() else "  (not available)"
+    for spec in catalog().values():
+        state = ""
         options = ", ".join(f"{o.flag} (default {o.default})" for o in spec.options)
         print(f"  {spec.name:<10} {spec.title}, keys {'/'.join(map(str, spec.key_bits))}; "
               f"{options}{state}")
@@ -358,7 +341,7 @@ def _cmd_list(args):
 def make_parser() -> argparse.ArgumentParser:
     from platforms.boards import BOARDS, DEFAULT_BOARD
     from platforms.devices import DEFAULT_DEVICES, DEVICES
-    from platforms.report import DEFAULT_CONFIGS
+    from scripts.flow.report import default_configs
 
     parser = _Parser(prog="cipher-cores", description=_DESCRIPTION,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -393,10 +376,10 @@ def make_parser() -> argparse.ArgumentParser:
                     "for cycles per block and latency, and print LUT4, FF, carry, BRAM, Fmax "
                     "(median and best over the seeds), throughput and slice equivalents beside "
                     "the seed papers' figures.")
-    report.add_argument("--cores", nargs="+", default=list(DEFAULT_CONFIGS), metavar="CORE",
+    report.add_argument("--cores", nargs="+", default=list(default_configs()), metavar="CORE",
                         help="configurations as NAME-KEYBITS[:OPTION=VALUE,...], e.g. aes-128 "
                              "aes-128:sbox=logic present-80:decrypt=no (default: "
-                             f"{' '.join(DEFAULT_CONFIGS)})")
+                             f"{' '.join(default_configs())})")
     report.add_argument("--devices", nargs="+", default=list(DEFAULT_DEVICES), metavar="DEVICE",
                         help=f"bare devices: {', '.join(DEVICES)} (default: all)")
     report.add_argument("--seeds", type=int, default=3, metavar="N",

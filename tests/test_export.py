@@ -8,6 +8,10 @@ import pytest
 from scripts.cli import main
 
 
+# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+pytestmark = pytest.mark.usefixtures("toy_in_catalog")
+
+
 def test_export_rtlil(tmp_path, capsys):
     path = tmp_path / "toy.il"
     assert main(["export", "--core", "toy", "--rtlil", str(path)]) == 0

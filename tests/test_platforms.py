@@ -12,15 +12,20 @@ import pytest
 from amaranth.sim import Simulator
 
 from platforms.boards import BOARDS, DEFAULT_BOARD, get_board
-from platforms.build import (BOARD_CORE_PATH, MEASURE_CORE_PATH, build_board, extract_plan,
+from scripts.flow.build import (BOARD_CORE_PATH, MEASURE_CORE_PATH, build_board, extract_plan,
                              measure_device)
-from platforms.cores import CORES, DEFAULT_CORE, parse_config
-from platforms.devices import DEVICES, BareDeviceTop, get_device
-from platforms.harness import MeasurementHarness, harness_widths
+import cores.catalog
+from cores.catalog import DEFAULT_CORE, configurations, parse_config
+from platforms.devices import DEVICES, get_device
+from platforms.harness import BareDeviceTop, MeasurementHarness, harness_widths
 from platforms.selftest import SelfTestTop
-from platforms.testing import ToyCipher
-from platforms.toolchain import (YOWASP_TOOLS, configure_export, configure_toolchain,
+from .toy_cipher import ToyCipher
+from scripts.flow.toolchain import (YOWASP_TOOLS, configure_export, configure_toolchain,
                                  resolve_tool, tool_env_var, ToolchainError)
+
+
+# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 
 # --- boards -----------------------------------------------------------------------------------
@@ -28,7 +33,7 @@ from platforms.toolchain import (YOWASP_TOOLS, configure_export, configure_toolc
 @pytest.mark.parametrize("name", list(BOARDS))
 def test_board_smoke(name, tmp_path):
     board = BOARDS[name]
-    plan = board.platform().build(SelfTestTop(parse_config("toy"), board), name="top",
+    plan = board().build(SelfTestTop(parse_config("toy"), board), name="top",
                                   do_build=False)
     files = extract_plan(plan, tmp_path)
     tools = [argv[0] for argv in files.commands]
@@ -41,17 +46,12 @@ def test_board_smoke(name, tmp_path):
 
 def test_default_board_smoke_with_default_core(tmp_path):
     config = parse_config(DEFAULT_CORE)
-    if not config.spec.available():
-        pytest.skip("default core not available")
     board = get_board(DEFAULT_BOARD)
-    plan = board.platform().build(SelfTestTop(config, board), name="top", do_build=False)
+    plan = board().build(SelfTestTop(config, board), name="top", do_build=False)
     assert "top.il" in plan.files
 
 
 def test_boards_include_the_issue_list():
-    families = {}
-    for board in BOARDS.values():
-        families.setdefault(board.platform_class().device, []).append(board.name)
     assert DEFAULT_BOARD == "icebreaker"
     assert {"icebreaker", "ice40-hx8k", "ulx3s-85f", "ulx3s-25f"} <= set(BOARDS)
     assert any(name.startswith("orangecrab") for name in BOARDS)
@@ -59,13 +59,13 @@ def test_boards_include_the_issue_list():
 
 @pytest.mark.parametrize("name", ["ulx3s-85f", "ulx3s-25f"])
 def test_ulx3s_needs_no_openfpgaloader(name):
-    tools = BOARDS[name].platform().required_tools
+    tools = BOARDS[name]().required_tools
     assert "openFPGALoader" not in tools
     assert "yosys" in tools and "nextpnr-ecp5" in tools
 
 
 def test_orangecrab_needs_no_dfu_suffix():
-    assert "dfu-suffix" not in BOARDS["orangecrab-25f"].platform().required_tools
+    assert "dfu-suffix" not in BOARDS["orangecrab-25f"]().required_tools
 
 
 def test_unknown_board():
@@ -78,8 +78,8 @@ def test_unknown_board():
 @pytest.mark.parametrize("name", list(DEVICES))
 def test_device_smoke(name, tmp_path):
     device = DEVICES[name]
-    platform = device.platform()
-    assert platform.device == device.part
+    platform = device()
+    assert platform.device == device.device
     plan = platform.build(BareDeviceTop(MeasurementHarness(ToyCipher())), name="top",
                           do_build=False)
     files = extract_plan(plan, tmp_path)
@@ -89,7 +89,7 @@ def test_device_smoke(name, tmp_path):
 
 def test_devices_are_the_four_targets():
     assert list(DEVICES) == ["ice40-up5k", "ice40-hx8k", "ecp5-25f", "ecp5-85f"]
-    assert get_device("ecp5-85f").part == "LFE5U-85F"
+    assert get_device("ecp5-85f").device == "LFE5U-85F"
     with pytest.raises(KeyError, match="unknown device 'x'"):
         get_device("x")
 
@@ -139,12 +139,34 @@ def test_harness_makes_inputs_observable_at_its_pin():
     assert changed == [100, 200, 300, 400]
 
 
-# --- cores registry ---------------------------------------------------------------------------
+# --- catalog ----------------------------------------------------------------------------------
 
-def test_core_registry_is_lazy():
-    # Naming a core imports nothing; a missing package is reported, not raised at import time.
-    assert set(CORES) >= {"aes", "present"}
+def test_catalog_is_declared_by_the_cipher_packages():
+    from cores.aes import CATALOG as AES_CATALOG
+    from cores.present import CATALOG as PRESENT_CATALOG
+    entries = cores.catalog.catalog()
+    assert set(entries) >= {"aes", "present", "toy"}
+    assert entries["aes"] is AES_CATALOG[0] and entries["present"] is PRESENT_CATALOG[0]
+    assert entries["toy"].component.__module__ == "tests.toy_cipher"
     assert DEFAULT_CORE == "aes"
+
+
+def test_catalog_options_come_from_the_packages_constants():
+    from cores.aes.substitution import SBOX_IMPLEMENTATIONS
+    from cores.present import ROUNDS_PER_CYCLE
+    assert cores.catalog.catalog()["aes"].option("sbox").choices == SBOX_IMPLEMENTATIONS
+    assert cores.catalog.catalog()["present"].option("rounds_per_cycle").choices == ROUNDS_PER_CYCLE
+
+
+def test_every_configuration_is_listed_once():
+    labels = [config.label for config in configurations()]
+    assert len(labels) == len(set(labels))
+    # AES: 3 key sizes x 3 S-boxes; PRESENT: 2 key sizes x 6 rounds per cycle x 2; the toy: 1.
+    assert len(labels) == 9 + 24 + 1
+    for config in configurations():
+        parsed = parse_config(config.text)
+        assert (parsed.spec, parsed.key_bits, parsed.all_options()) == \
+            (config.spec, config.key_bits, config.all_options())
 
 
 def test_parse_config():
@@ -157,10 +179,12 @@ def test_parse_config():
 
 @pytest.mark.parametrize("text, message", [
     ("des-64", "unknown core 'des'"),
-    ("aes-100", "AES takes key sizes 128, 192, 256, not 100"),
+    ("aes-100", "AES takes key sizes 128, 192 or 256, not 100"),
     ("aes-128:colour=red", "AES has no option 'colour' (options: sbox)"),
-    ("aes-128:sbox=rom", "--sbox must be one of bram, logic, boolean, not 'rom'"),
-    ("present-80:rounds_per_cycle=x", "--rounds-per-cycle must be an integer, not 'x'"),
+    ("aes-128:sbox=rom", "--sbox must be logic, bram or boolean, not 'rom'"),
+    ("present-80:rounds_per_cycle=x", "--rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, not 'x'"),
+    ("present-80:rounds_per_cycle=3", "--rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, not '3'"),
+    ("present-80:decrypt=maybe", "--decrypt must be yes or no, not 'maybe'"),
     ("aes-x", "key size in 'aes-x' must be an integer"),
 ])
 def test_parse_config_errors(text, message):
@@ -171,22 +195,18 @@ def test_parse_config_errors(text, message):
 
 def test_aes_vectors_are_fips197():
     config = parse_config("aes-128")
-    if not config.spec.available():
-        pytest.skip("cores.aes not available")
-    vectors = {(key, plain): cipher for key, plain, cipher in config.vectors()}
+    vectors = {(v.key, v.plaintext): v.ciphertext for v in config.vectors()}
     # FIPS-197 Appendix B and C.1, as printed in the standard.
     assert vectors[0x2b7e151628aed2a6abf7158809cf4f3c, 0x3243f6a8885a308d313198a2e0370734] == \
         0x3925841d02dc09fbdc118597196a0b32
     assert vectors[0x000102030405060708090a0b0c0d0e0f, 0x00112233445566778899aabbccddeeff] == \
         0x69c4e0d86a7b0430d8cdb78070b4c55a
-    assert parse_config("aes-256").vectors()[0][2] == 0x8ea2b7ca516745bfeafc49904b496089
+    assert parse_config("aes-256").vectors()[0].ciphertext == 0x8ea2b7ca516745bfeafc49904b496089
 
 
 def test_present_vectors_are_the_papers():
     config = parse_config("present-80")
-    if not config.spec.available():
-        pytest.skip("cores.present not available")
-    vectors = {(key, plain): cipher for key, plain, cipher in config.vectors()}
+    vectors = {(v.key, v.plaintext): v.ciphertext for v in config.vectors()}
     # The four PRESENT-80 vectors of the PRESENT paper (Bogdanov et al., Appendix I).
     assert vectors[0, 0] == 0x5579c1387b228445
     assert vectors[(1 << 80) - 1, 0] == 0xe72c46c0f5945049
@@ -255,14 +275,14 @@ def test_build_default_board_bitstream(tmp_path, monkeypatch):
 
 
 def test_cold_yowasp_cache_is_detected(tmp_path, monkeypatch):
-    from platforms.toolchain import yowasp_cache_is_cold
+    from scripts.flow.toolchain import yowasp_cache_is_cold
     monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
     assert yowasp_cache_is_cold("yosys")
 
 
 def test_prepare_tools_says_when_it_compiles(tmp_path, monkeypatch):
     # With an empty cache, the first use of a tool is announced before it is compiled.
-    import platforms.toolchain as toolchain
+    import scripts.flow.toolchain as toolchain
     monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
     ran = []
     monkeypatch.setattr(toolchain.subprocess, "run", lambda argv, **kwargs: ran.append(argv))
@@ -278,7 +298,7 @@ def test_prepare_tools_says_when_it_compiles(tmp_path, monkeypatch):
 
 def test_progress_lines_when_not_a_terminal():
     import io
-    from platforms.progress import Progress
+    from scripts.flow.progress import Progress
     stream = io.StringIO()
     with Progress(stream) as progress:
         progress.update("AES-128 @ ice40-up5k", "synthesis (yosys)")
@@ -290,7 +310,7 @@ def test_progress_lines_when_not_a_terminal():
 
 def test_progress_redraws_in_place_on_a_terminal():
     import io
-    from platforms.progress import Progress
+    from scripts.flow.progress import Progress
     stream = io.StringIO()
     with Progress(stream, live=True) as progress:
         progress.update("a", "one")
@@ -302,5 +322,5 @@ def test_progress_redraws_in_place_on_a_terminal():
 
 
 def test_format_duration():
-    from platforms.progress import format_duration
+    from scripts.flow.progress import format_duration
     assert [format_duration(s) for s in (5, 75, 3700)] == ["5s", "1m15s", "1h01m"]

@@ -3,7 +3,6 @@
 cycle counts, stream rules under random stalls, key handling and reset."""
 
 import functools
-from pathlib import Path
 import random
 
 import pytest
@@ -12,12 +11,11 @@ from cores.interface import BlockCipherSignature
 from cores.present import PRESENT, ROUNDS_PER_CYCLE
 from cores.present.reference import decrypt_block, encrypt_block
 from cores.present.tables import KEY_SIZES
-from cores.present.vectors import parse_vectors
+from cores.present.vectors import PAPER_VECTORS
 from cores.sim import (LoadKey, Process, simulate_cipher, simulator_with_reset, stream_get,
                        stream_put)
 
 
-PAPER_VECTORS = parse_vectors((Path(__file__).parent / "present_vectors.txt").read_text())
 
 CONFIGURATIONS = [(key_bits, rounds) for key_bits in KEY_SIZES for rounds in ROUNDS_PER_CYCLE]
 CONFIGURATION_IDS = [f"{key_bits}-r{rounds}" for key_bits, rounds in CONFIGURATIONS]

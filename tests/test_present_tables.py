@@ -1,13 +1,13 @@
 """The PRESENT tables against their definitions in the paper (Bogdanov et al., CHES 2007)."""
 
-from pathlib import Path
 
 import pytest
 
 from cores.present.tables import (BLOCK_BITS, COUNTER_BITS, INV_PERMUTATION, INV_SBOX,
                                   KEY_COUNTER_LSB, KEY_SBOX_NIBBLES, KEY_SIZES, PERMUTATION,
                                   SBOX, permute_bit)
-from cores.present.vectors import Vector, parse_vectors
+from cores.catalog import KnownAnswer
+from cores.present.vectors import PAPER_VECTORS, parse_vectors
 
 
 # The paper's S-box table: S[x] for x = 0, 1, ..., F.
@@ -76,11 +76,11 @@ def test_key_schedule_fields_are_the_papers(key_bits):
 
 
 def test_paper_table_file_parses():
-    text = (Path(__file__).parent / "present_vectors.txt").read_text()
-    vectors = parse_vectors(text)
+    vectors = PAPER_VECTORS
     assert [v.key_bits for v in vectors] == [80] * 4 + [128] * 4
-    assert vectors[0] == Vector(80, 0, 0, 0x5579c1387b228445)
-    assert vectors[-1] == Vector(128, (1 << 128) - 1, (1 << 64) - 1, 0x628d9fbd4218e5b4)
+    assert vectors[0] == KnownAnswer(80, 0, 0, 0x5579c1387b228445, "PRESENT paper")
+    assert vectors[-1] == KnownAnswer(128, (1 << 128) - 1, (1 << 64) - 1, 0x628d9fbd4218e5b4,
+                                      "PRESENT paper")
 
 
 @pytest.mark.parametrize("text, message", [

@@ -9,13 +9,17 @@ import pathlib
 
 import pytest
 
-from platforms.cores import parse_config
-from platforms.measure import (
+from cores.catalog import parse_config
+from scripts.flow.measure import (
     CycleFigures, classify_cells, core_and_harness, fits, hierarchy_cells, measure_cycles,
     parse_nextpnr_log, parse_nextpnr_report, slice_equivalent)
-from platforms.report import (PAPERS, assemble, derive_row, markdown_report, plot_report,
+from scripts.flow.report import (assemble, papers_for, derive_row, markdown_report, plot_report,
                               text_table)
-from platforms.build import MEASURE_CORE_PATH, seed_command
+from scripts.flow.build import MEASURE_CORE_PATH, seed_command
+
+
+# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -176,7 +180,10 @@ def test_derived_figures_of_a_design_that_does_not_fit():
 
 
 def test_papers_figures():
-    aes, present80, present128 = PAPERS
+    aes, = parse_config("aes-128").papers()
+    present80, = parse_config("present-80").papers()
+    present128, = parse_config("present-128:decrypt=no").papers()
+    assert parse_config("aes-256").papers() == []
     assert (aes.slices, aes.throughput_mbps) == (548, 2180)
     assert round(aes.kbps_per_slice) == 3978
     assert (present80.slices, present80.fmax_mhz, present80.throughput_mbps) == (126, 215.42, 417.79)
@@ -189,13 +196,15 @@ def test_papers_figures():
 def test_aes_paper_formula_inconsistency_is_noted():
     # 128 bits / (71 cycles * 769.23 ns) is 2.34 Mb/s, not the 2.18 Gb/s the paper claims.
     assert 128 / (71 * 769.23e-9) / 1e6 == pytest.approx(2.34, abs=0.01)
-    assert "2.34 Mb/s" in PAPERS[0].note
+    assert "2.34 Mb/s" in parse_config("aes-128").papers()[0].note
 
 
 def report_fixture():
     return assemble([fake_measurement(), fake_measurement(device="ecp5-25f", fit=False,
                                                           fit_reason="too big", fmax_mhz=[])],
                     {"TOY-80": CYCLES}, command="cipher-cores report --cores toy",
+                    papers=papers_for(parse_config(text)
+                                      for text in ("aes-128", "present-80", "present-128")),
                     tool_versions={"yosys": "Yosys 0.70"}, seeds=[1, 2, 3], elapsed_s=75,
                     source="0123456789ab")
 
@@ -233,7 +242,8 @@ def test_markdown_report():
 
 def test_markdown_sets_rows_beside_their_paper():
     measurement = fake_measurement(label="PRESENT-80")
-    report = assemble([measurement], {"PRESENT-80": CYCLES})
+    report = assemble([measurement], {"PRESENT-80": CYCLES},
+                      papers=papers_for([parse_config("present-80")]))
     page = markdown_report(report)
     assert ("* PRESENT-80 on ice40-up5k: ≈500 slices (4.0× the paper's 126), 90.0 Mb/s "
             "(22 % of the paper's 417.79 Mb/s on Spartan-3 XC3S400).") in page
@@ -267,8 +277,6 @@ def test_cycles_of_present_match_its_documented_counts(rounds_per_cycle):
 
 def test_cycles_of_aes_are_verified():
     spec_config = parse_config("aes-128")
-    if not spec_config.spec.available():
-        pytest.skip("cores.aes not available")
     figures = measure_cycles(spec_config, blocks=3)
     assert figures.verified
     assert math.isfinite(figures.cycles_per_block)

@@ -1,6 +1,7 @@
 """AES (FIPS-197) cores, their building blocks and a reference model."""
 
 from .core import AES
+from .catalog import CATALOG
 
 
-__all__ = ["AES"]
+__all__ = ["AES", "CATALOG"]

@@ -1,6 +1,7 @@
 """PRESENT-80/128 (Bogdanov et al., CHES 2007): tables, reference model and the hardware core."""
 
 from .core import ROUNDS_PER_CYCLE, PRESENT
+from .catalog import CATALOG
 
 
-__all__ = ["ROUNDS_PER_CYCLE", "PRESENT"]
+__all__ = ["ROUNDS_PER_CYCLE", "PRESENT", "CATALOG"]

@@ -1,24 +1,17 @@
-"""Reading PRESENT test vectors written as the paper's table.
+"""The PRESENT paper's test vectors, shipped with the package as ``vectors.txt``.
 
-The format (see ``tests/present_vectors.txt``): one vector a line, ``plaintext | key | ciphertext``
+:data:`PAPER_VECTORS` is that table, read once. The format (see ``vectors.txt``): one vector a line, ``plaintext | key | ciphertext``
 in hexadecimal, most significant digit first; spaces inside a column are ignored; ``#`` starts a
 comment. The key size is the width of the key column in bits (20 digits: 80, 32 digits: 128).
 """
 
-from typing import NamedTuple
+from importlib.resources import files
 
+from ..catalog import KnownAnswer
 from .tables import BLOCK_BITS, KEY_SIZES
 
 
-__all__ = ["Vector", "parse_vectors"]
-
-
-class Vector(NamedTuple):
-    """One known-answer vector: ``ciphertext`` is ``plaintext`` encrypted under ``key``."""
-    key_bits: int
-    key: int
-    plaintext: int
-    ciphertext: int
+__all__ = ["parse_vectors", "PAPER_VECTORS"]
 
 
 def _parse_hex(column: str, line_number: int) -> tuple:
@@ -32,7 +25,8 @@ def _parse_hex(column: str, line_number: int) -> tuple:
 
 
 def parse_vectors(text: str) -> list:
-    """Parse a vector table; returns a list of :class:`Vector`, in file order.
+    """Parse a vector table; returns a list of :class:`~cores.catalog.KnownAnswer`, in file
+    order.
 
     Raises :exc:`ValueError` naming the line of a malformed row.
     """
@@ -52,5 +46,9 @@ def parse_vectors(text: str) -> list:
         if key_bits not in KEY_SIZES:
             raise ValueError(f"Line {line_number}: a key must have 20 or 32 digits, "
                              f"not {key_bits // 4}")
-        vectors.append(Vector(key_bits, key, plaintext, ciphertext))
+        vectors.append(KnownAnswer(key_bits, key, plaintext, ciphertext, "PRESENT paper"))
     return vectors
+
+
+#: The paper's table (``vectors.txt``): four vectors for each key size.
+PAPER_VECTORS = tuple(parse_vectors(files(__package__).joinpath("vectors.txt").read_text()))

@@ -2,16 +2,20 @@
 
 :class:`ToyCipher` is not a cipher: it XORs the block with the key (and a round count's worth of
 rotations), which is enough to exercise harnesses, self-test tops and cycle measurement without
-waiting for a real core. Its reference is :func:`toy_encrypt` / :func:`toy_decrypt`.
+waiting for a real core. Its reference is :func:`toy_encrypt` / :func:`toy_decrypt`, and
+:data:`TOY_ENTRY` its catalog entry, which the ``toy_in_catalog`` fixture (``conftest.py``) adds to
+the catalog for a test.
 """
 
 from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 
+from cores.catalog import CipherEntry
 from cores.interface import BlockCipherSignature
 
 
-__all__ = ["ToyCipher", "toy_encrypt", "toy_decrypt", "encrypt_block", "decrypt_block"]
+__all__ = ["ToyCipher", "toy_encrypt", "toy_decrypt", "encrypt_block", "decrypt_block",
+           "TOY_ENTRY"]
 
 
 def _rotl(value: int, amount: int, width: int) -> int:
@@ -119,3 +123,9 @@ class ToyCipher(wiring.Component):
                 with m.If(self.output.ready):
                     m.next = "Idle"
         return m
+
+
+#: The toy cipher as a catalog entry (name ``toy``, 80-bit keys, no options, no printed vectors).
+TOY_ENTRY = CipherEntry(
+    name="toy", title="TOY", component=ToyCipher, encrypt=encrypt_block, decrypt=decrypt_block,
+    block_bits=64, key_bits=(80,), default_key_bits=80, description="a stand-in for tests")

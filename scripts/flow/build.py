@@ -5,7 +5,7 @@ Amaranth writes a build plan (RTLIL, constraints, a Yosys script and the tool co
 run at once with a progress display, nextpnr can be run with several placement seeds after one
 synthesis, and every tool's output goes to a log file in the build directory.
 
-Each tool is found through its environment variable (see :mod:`platforms.toolchain`), as in
+Each tool is found through its environment variable (see :mod:`scripts.flow.toolchain`), as in
 Amaranth's own build scripts.
 """
 
@@ -132,15 +132,14 @@ def _nextpnr_failure(root, log) -> tuple:
 
 def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/report",
                    progress: Progress | None = None, environ=None) -> dict:
-    """Synthesize ``config`` (a :class:`~platforms.cores.CoreConfig`) on ``device`` (a
-    :class:`~platforms.devices.Device`) inside a measurement harness, place and route it once per
+    """Synthesize ``config`` (a :class:`~cores.catalog.CoreConfig`) on ``device`` (a
+    class of :mod:`platforms.devices`) inside a measurement harness, place and route it once per
     seed, and return the figures as a JSON-ready dict.
 
-    The core's cells are counted by hierarchy (:func:`~platforms.measure.core_and_harness`).
+    The core's cells are counted by hierarchy (:func:`~scripts.flow.measure.core_and_harness`).
     A design that cannot fit is reported with ``fit`` false and no Fmax.
     """
-    from .devices import BareDeviceTop
-    from .harness import MeasurementHarness
+    from platforms.harness import BareDeviceTop, MeasurementHarness
 
     progress = progress or Progress(enabled=False)
     seeds = list(seeds)
@@ -158,7 +157,7 @@ def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/r
     progress.update(key, "elaborating")
     with _ELABORATE:
         top = BareDeviceTop(MeasurementHarness(config.build()))
-        plan = device.platform().prepare(
+        plan = device().prepare(
             top, name="top",
             script_after_read=keep_hierarchy_script(MEASURE_CORE_PATH),
             script_after_synth=STAT_SCRIPT,
@@ -220,20 +219,20 @@ def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/r
 def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int | None = None,
                 fault: str | None = None, progress: Progress | None = None, environ=None,
                 do_build: bool = True) -> dict:
-    """Build the self-test bitstream of ``config`` for ``board`` (a :class:`~platforms.boards.Board`)
+    """Build the self-test bitstream of ``config`` for ``board`` (a class of :mod:`platforms.boards`)
     and return the build's figures; with ``do_build=False`` only write the build files.
 
     The result names the bitstream, the core's cells (by hierarchy), the design's utilization,
     and the achieved Fmax against the board clock (``timing_met``).
     """
-    from .selftest import SelfTestTop
+    from platforms.selftest import SelfTestTop
 
     progress = progress or Progress(enabled=False)
     key = f"{config.label} @ {board.name}"
     directory = pathlib.Path(root) / f"{config.slug}_{board.name}"
     started = time.monotonic()
     progress.update(key, "elaborating")
-    platform = board.platform()
+    platform = board()
     top = SelfTestTop(config, board, fault=fault,
                       **({} if loop_blocks is None else {"loop_blocks": loop_blocks}))
     with _ELABORATE:

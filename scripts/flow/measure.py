@@ -67,7 +67,7 @@ class CycleFigures:
 
 
 def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
-    """Simulate a fresh core of ``config`` (a :class:`~platforms.cores.CoreConfig`) on ``blocks``
+    """Simulate a fresh core of ``config`` (a :class:`~cores.catalog.CoreConfig`) on ``blocks``
     random blocks each way, and return its :class:`CycleFigures`.
 
     ``verified`` says whether every output matched the reference model.

@@ -27,54 +27,15 @@ import time
 from dataclasses import dataclass
 
 
-__all__ = ["PaperFigure", "PAPERS", "DEFAULT_CONFIGS", "derive_row", "assemble", "run_report",
+__all__ = ["papers_for", "default_configs", "derive_row", "assemble", "run_report",
            "markdown_report", "text_table", "plot_report"]
 
 
-@dataclass(frozen=True)
-class PaperFigure:
-    """A result as a seed paper states it (``None`` where the paper gives no figure)."""
-    label: str
-    source: str
-    device: str
-    slices: int
-    fmax_mhz: float | None
-    throughput_mbps: float
-    latency: int | None
-    cycles_per_block: int | None
-    note: str = ""
-
-    @property
-    def kbps_per_slice(self) -> float:
-        return 1000 * self.throughput_mbps / self.slices
-
-    def to_dict(self) -> dict:
-        return {"label": self.label, "source": self.source, "device": self.device,
-                "slices": self.slices, "fmax_mhz": self.fmax_mhz,
-                "throughput_mbps": self.throughput_mbps, "latency": self.latency,
-                "cycles_per_block": self.cycles_per_block,
-                "kbps_per_slice": round(self.kbps_per_slice, 1), "note": self.note}
-
-
-PAPERS = (
-    PaperFigure(
-        "AES-128 (paper)", "Efficient VLSI implementation of the block cipher Rijndael algorithm",
-        "Virtex-II", slices=548, fmax_mhz=None, throughput_mbps=2180, latency=None,
-        cycles_per_block=None,
-        note="as claimed (2.18 Gb/s, 3,978 kb/s per slice); the paper's own formula with its "
-             "71 cycles per block and 769.23 ns clock period gives 2.34 Mb/s"),
-    PaperFigure(
-        "PRESENT-80 (paper)", "A High-Performance VLSI Architecture for the PRESENT Lightweight "
-        "Cryptography", "Spartan-3 XC3S400", slices=126, fmax_mhz=215.42, throughput_mbps=417.79,
-        latency=33, cycles_per_block=33),
-    PaperFigure(
-        "PRESENT-128 (paper)", "A High-Performance VLSI Architecture for the PRESENT Lightweight "
-        "Cryptography", "Spartan-3 XC3S400", slices=150, fmax_mhz=212.13, throughput_mbps=411.41,
-        latency=33, cycles_per_block=33),
-)
-
 #: What ``cipher-cores report`` measures by default.
-DEFAULT_CONFIGS = ("aes-128", "present-80", "present-128")
+def default_configs() -> list:
+    """What ``cipher-cores report`` measures by default: each catalog entry's choice."""
+    from cores.catalog import catalog
+    return [text for entry in catalog().values() for text in entry.report_defaults]
 
 
 def _round(value, digits=1):
@@ -83,8 +44,8 @@ def _round(value, digits=1):
 
 
 def derive_row(measurement: dict, cycles: dict | None) -> dict:
-    """One report row from a :func:`~platforms.build.measure_device` result and the
-    configuration's :class:`~platforms.measure.CycleFigures` (as a dict)."""
+    """One report row from a :func:`~scripts.flow.build.measure_device` result and the
+    configuration's :class:`~scripts.flow.measure.CycleFigures` (as a dict)."""
     from .measure import slice_equivalent
 
     row = {key: measurement.get(key) for key in
@@ -127,9 +88,20 @@ def source_revision(directory=".") -> str:
     return result.stdout.strip() if result.returncode == 0 else "unknown"
 
 
-def assemble(measurements: list, cycles: dict, *, command: str = "", tool_versions=None,
-             seeds=(), elapsed_s: float | None = None, errors=(), source: str = "") -> dict:
-    """The report: rows (see :func:`derive_row`), the papers' figures, and how it was made.
+def papers_for(configs) -> list:
+    """The papers' figures (as dicts) for the ciphers and key sizes of ``configs``, each once."""
+    papers = {}
+    for config in configs:
+        for paper in config.papers():
+            papers.setdefault(paper.label, paper.to_dict())
+    return list(papers.values())
+
+
+def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
+             tool_versions=None, seeds=(), elapsed_s: float | None = None, errors=(),
+             source: str = "") -> dict:
+    """The report: rows (see :func:`derive_row`), the papers' figures (dicts, see
+    :func:`papers_for`), and how it was made.
 
     ``cycles`` maps a configuration label to its cycle figures (dict)."""
     rows = [derive_row(m, cycles.get(m["label"])) for m in measurements]
@@ -153,7 +125,7 @@ def assemble(measurements: list, cycles: dict, *, command: str = "", tool_versio
         },
         "cycles": cycles,
         "rows": rows,
-        "papers": [paper.to_dict() for paper in PAPERS],
+        "papers": list(papers),
         "errors": list(errors),
     }
 
@@ -161,8 +133,8 @@ def assemble(measurements: list, cycles: dict, *, command: str = "", tool_versio
 def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
                root="build/report", progress=None, command: str = "",
                measure_cycles_fn=None, environ=None) -> dict:
-    """Measure every configuration (:class:`~platforms.cores.CoreConfig`) on every device
-    (:class:`~platforms.devices.Device`) and :func:`assemble` the report.
+    """Measure every configuration (:class:`~cores.catalog.CoreConfig`) on every device
+    (a class of :mod:`platforms.devices`) and :func:`assemble` the report.
 
     Cycles are simulated once per configuration; builds run on ``jobs`` threads. A build that
     fails is listed under ``errors`` and left out of the rows."""
@@ -194,7 +166,8 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
             errors.append(f"{config.label} @ {device.name}: {result}")
         else:
             measurements.append(result)
-    return assemble(measurements, cycles, command=command, tool_versions=tool_versions(),
+    return assemble(measurements, cycles, papers=papers_for(configs), command=command,
+                    tool_versions=tool_versions(),
                     seeds=seeds, elapsed_s=time.monotonic() - started, errors=errors,
                     source=source_revision())
 
@@ -262,16 +235,12 @@ def _markdown_table(header, body) -> str:
     return "\n".join(lines)
 
 
-_PAPER_OF = {"AES-128": "AES-128 (paper)", "PRESENT-80": "PRESENT-80 (paper)",
-             "PRESENT-128": "PRESENT-128 (paper)"}
-
-
 def _comparison_lines(report: dict) -> list:
     """Sentences setting each measured configuration beside its paper's figures."""
-    papers = {paper["label"]: paper for paper in report["papers"]}
+    papers = {paper["compares_with"]: paper for paper in report["papers"]}
     lines = []
     for row in report["rows"]:
-        paper = papers.get(_PAPER_OF.get(row["label"], ""))
+        paper = papers.get(row["label"])
         if paper is None or row["throughput_median_mbps"] is None or not row["slices"]:
             continue
         lines.append(

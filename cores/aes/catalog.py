@@ -1,0 +1,35 @@
+"""The AES entries of the core catalog (see :mod:`cores.catalog`)."""
+
+from ..catalog import CipherEntry, CoreOption, PaperFigure
+from . import reference
+from .core import AES
+from .substitution import SBOX_IMPLEMENTATIONS
+from .transforms import ROUNDS
+from .vectors import FIPS197_VECTORS
+
+
+__all__ = ["CATALOG"]
+
+
+#: Seed paper 000, as it states its result.
+PAPER = PaperFigure(
+    "AES-128 (paper)", "AES-128",
+    "Efficient VLSI implementation of the block cipher Rijndael algorithm",
+    "Virtex-II", slices=548, fmax_mhz=None, throughput_mbps=2180, latency=None,
+    cycles_per_block=None,
+    note="as claimed (2.18 Gb/s, 3,978 kb/s per slice); the paper's own formula with its "
+         "71 cycles per block and 769.23 ns clock period gives 2.34 Mb/s")
+
+CATALOG = (
+    CipherEntry(
+        name="aes", title="AES", component=AES,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
+        description="FIPS-197, one round per clock, encrypts and decrypts",
+        options=(CoreOption("sbox", str, "bram", SBOX_IMPLEMENTATIONS,
+                            "S-boxes in block RAM (bram), as look-up logic (logic), or as "
+                            "tower-field Boolean logic (boolean)"),),
+        vectors=FIPS197_VECTORS,
+        papers=(PAPER,),
+        report_defaults=("aes-128",)),
+)

@@ -1,0 +1,36 @@
+"""The PRESENT entries of the core catalog (see :mod:`cores.catalog`)."""
+
+from ..catalog import CipherEntry, CoreOption, PaperFigure
+from . import reference
+from .core import PRESENT, ROUNDS_PER_CYCLE
+from .tables import BLOCK_BITS, KEY_SIZES
+from .vectors import PAPER_VECTORS
+
+
+__all__ = ["CATALOG"]
+
+
+_SOURCE = "A High-Performance VLSI Architecture for the PRESENT Lightweight Cryptography"
+
+#: Seed paper 001, as it states its results.
+PAPERS = (
+    PaperFigure("PRESENT-80 (paper)", "PRESENT-80", _SOURCE, "Spartan-3 XC3S400", slices=126,
+                fmax_mhz=215.42, throughput_mbps=417.79, latency=33, cycles_per_block=33),
+    PaperFigure("PRESENT-128 (paper)", "PRESENT-128", _SOURCE, "Spartan-3 XC3S400", slices=150,
+                fmax_mhz=212.13, throughput_mbps=411.41, latency=33, cycles_per_block=33),
+)
+
+CATALOG = (
+    CipherEntry(
+        name="present", title="PRESENT", component=PRESENT,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
+        description="CHES 2007, integrated encrypt/decrypt round core",
+        options=(CoreOption("rounds_per_cycle", int, 1, ROUNDS_PER_CYCLE,
+                            "PRESENT rounds per clock"),
+                 CoreOption("decrypt", bool, True, (True, False),
+                            "include the decryption datapath")),
+        vectors=PAPER_VECTORS,
+        papers=PAPERS,
+        report_defaults=("present-80", "present-128")),
+)

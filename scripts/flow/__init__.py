@@ -1,0 +1,8 @@
+"""The build flow behind the command line: running Yosys and nextpnr, measuring and reporting.
+
+* :mod:`.toolchain` finds Yosys and nextpnr (YoWASP unless the user chooses native tools).
+* :mod:`.build` runs the tools on a board self-test or a bare-device measurement.
+* :mod:`.measure` turns tool output and simulations into figures.
+* :mod:`.report` assembles and presents the utilization report.
+* :mod:`.progress` shows what long builds are doing.
+"""
