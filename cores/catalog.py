@@ -224,6 +224,13 @@ class CoreConfig:
                  for name, value in self._non_default()]
         return f"{self.spec.name}-{self.key_bits}" + (":" + ",".join(extra) if extra else "")
 
+    @property
+    def decrypts(self) -> bool:
+        """Whether cores of this configuration decrypt. By convention a core that can leave its
+        decryption path out takes a ``decrypt`` option; with ``decrypt=False`` it encrypts every
+        block, whatever the block's ``decrypt`` bit says."""
+        return bool(self.all_options().get("decrypt", True))
+
     def build(self):
         """A new instance of the core."""
         return self.spec.component(key_bits=self.key_bits, **self.all_options())

@@ -113,6 +113,23 @@ def test_real_core_fault_fails(fault):
     assert outcome["failed"] == 1 and outcome["passed"] == 0
 
 
+def test_encrypt_only_core_passes_on_encryption_alone():
+    config = parse_config("present-80:decrypt=no")
+    selftest = SelfTest.for_config(config, loop_blocks=6, check_blocks=4)
+    outcome = run_selftest(selftest)
+    assert outcome["passed"] == 1, outcome
+    # Each printed vector once, encrypted; nothing asks the core to decrypt.
+    assert outcome["kat_passed"] == len(config.vectors()) == 4
+    assert all(decrypt == 0 for _, _, decrypt, _ in selftest.vectors)
+
+
+def test_encrypt_only_loop_fault_fails_by_the_checksum():
+    config = parse_config("present-80:decrypt=no")
+    outcome = run_selftest(SelfTest.for_config(config, loop_blocks=6, check_blocks=4,
+                                               fault="loop"))
+    assert outcome["failed"] == 1 and outcome["checksum_ok"] == 0 and outcome["loop_errors"] == 0
+
+
 def test_uart_transmits_bytes():
     uart = UARTTransmitter(divisor=4)
     samples = []

@@ -10,7 +10,9 @@
    pseudo-random blocks under a fixed key; each is encrypted, the ciphertext decrypted, and the
    result compared with the block. The XOR of the first ``check_blocks`` ciphertexts is compared
    with the same checksum from the reference model, so a core that decrypts its own wrong
-   encryption correctly still fails.
+   encryption correctly still fails. An encrypt-only core (``decrypts=False``) runs the known
+   answers in the encryption direction only, and its loop encrypts each block without
+   decrypting it, checked by the checksum.
 
 The summary line is made by :class:`~cores.selftest.summary.SummaryPrinter`; the board top that
 shows the outcome on LEDs and a UART is :class:`platforms.selftest.SelfTestTop`.
@@ -67,7 +69,8 @@ def selftest_parameters(config, *, loop_blocks: int = 1 << 20, check_blocks: int
     vectors = []
     for vector in config.vectors():
         vectors.append((vector.key, vector.plaintext, 0, vector.ciphertext))
-        vectors.append((vector.key, vector.ciphertext, 1, vector.plaintext))
+        if config.decrypts:
+            vectors.append((vector.key, vector.ciphertext, 1, vector.plaintext))
     if not vectors:
         key = (1 << config.key_bits) - 1
         vectors = [(key, 0, 0, config.encrypt(key, 0))]
@@ -83,7 +86,7 @@ def selftest_parameters(config, *, loop_blocks: int = 1 << 20, check_blocks: int
         block = lfsr_next(block, config.block_bits)
     return {"vectors": vectors, "loop_key": loop_key, "loop_blocks": loop_blocks,
             "check_value": check_value, "check_blocks": check_blocks, "seed": seed,
-            "fault": None if fault == "kat" else fault}
+            "fault": None if fault == "kat" else fault, "decrypts": config.decrypts}
 
 
 class SelfTest(wiring.Component):
@@ -108,6 +111,9 @@ class SelfTest(wiring.Component):
         First block of the loop (nonzero).
     fault : ``None``, ``"kat"`` or ``"loop"``
         A deliberate fault (see :data:`FAULTS`).
+    decrypts : :class:`bool`
+        Whether the core decrypts. If not, the loop only encrypts (a ``"loop"`` fault then flips
+        a bit of the checksum's second ciphertext).
 
     Members
     -------
@@ -127,7 +133,8 @@ class SelfTest(wiring.Component):
         The loop checksum matched (valid once ``done``).
     """
     def __init__(self, core, *, vectors, loop_key: int, loop_blocks: int, check_value: int,
-                 check_blocks: int, seed: int = 1, fault: str | None = None):
+                 check_blocks: int, seed: int = 1, fault: str | None = None,
+                 decrypts: bool = True):
         if fault not in FAULTS:
             raise ValueError(f"fault must be one of {', '.join(map(repr, FAULTS))}, "
                              f"not {fault!r}")
@@ -147,6 +154,7 @@ class SelfTest(wiring.Component):
         self._check_blocks = check_blocks
         self._seed = seed
         self._fault = fault
+        self._decrypts = decrypts
         super().__init__({
             "done":        Out(1),
             "passed":      Out(1),
@@ -224,6 +232,16 @@ class SelfTest(wiring.Component):
             with m.If(core.input.ready):
                 m.next = then
 
+        def next_loop_block():
+            m.d.sync += [
+                lfsr.eq(lfsr_stepped),
+                loop_index.eq(loop_index + 1),
+            ]
+            with m.If(loop_index == self._loop_blocks - 1):
+                m.next = "Done"
+            with m.Else():
+                m.next = "Encrypt"
+
         with m.FSM():
             with m.State("Load key"):
                 load_key(keys[index], "Send block")
@@ -252,9 +270,15 @@ class SelfTest(wiring.Component):
                     if self._fault == "loop":
                         received = received ^ (loop_index == 1)
                     m.d.sync += ciphertext.eq(received)
+                    # An encrypt-only core has no decryption to check the block against; the
+                    # checksum then covers what was received, so a loop fault shows there.
+                    checked = core.output.payload if self._decrypts else received
                     with m.If(loop_index < self._check_blocks):
-                        m.d.sync += checksum.eq(checksum ^ core.output.payload)
-                    m.next = "Decrypt"
+                        m.d.sync += checksum.eq(checksum ^ checked)
+                    if self._decrypts:
+                        m.next = "Decrypt"
+                    else:
+                        next_loop_block()
             with m.State("Decrypt"):
                 send(ciphertext, 1, "Compare")
             with m.State("Compare"):
@@ -262,14 +286,7 @@ class SelfTest(wiring.Component):
                 with m.If(core.output.valid):
                     with m.If((core.output.payload != lfsr) & ~self.loop_errors.all()):
                         m.d.sync += self.loop_errors.eq(self.loop_errors + 1)
-                    m.d.sync += [
-                        lfsr.eq(lfsr_stepped),
-                        loop_index.eq(loop_index + 1),
-                    ]
-                    with m.If(loop_index == self._loop_blocks - 1):
-                        m.next = "Done"
-                    with m.Else():
-                        m.next = "Encrypt"
+                    next_loop_block()
             with m.State("Done"):
                 m.d.comb += self.done.eq(1)
         return m
