@@ -22,6 +22,7 @@ from amaranth_boards.icesugar_pro import ICESugarProPlatform
 from amaranth_boards.orangecrab_r0_2 import OrangeCrabR0_2_85FPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
+from .devices import DEVICES
 from .pins import LEDRef
 
 
@@ -40,6 +41,15 @@ class SelfTestBoard:
     uart: bool = True
     #: How the bitstream reaches the board (for the build's closing line).
     programmer: str = ""
+    #: The resources of the board's FPGA, as :attr:`platforms.devices.BareDevice.capacity` gives
+    #: them (set from the bare device of the same part; empty for a part with none).
+    capacity: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        device = getattr(cls, "device", None)
+        cls.capacity = next((dict(bare.capacity) for bare in DEVICES.values()
+                             if bare.device == device), {})
 
     @classmethod
     def describe(cls) -> str:

@@ -13,6 +13,7 @@ import os
 import pathlib
 import shlex
 import sys
+import tempfile
 import time
 
 
@@ -27,9 +28,77 @@ class _Exit(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    # argparse prints the whole usage before an error; one line is enough.
+    # argparse prints the whole usage before an error and exits 2; one line and the exit status
+    # of every other input error (1) are enough.
     def error(self, message):
-        raise _Exit(f"{self.prog}: error: {message} (see --help)", 2)
+        raise _Exit(f"{self.prog}: error: {message} (see --help)")
+
+
+def _integer(minimum: int, what: str):
+    """An argparse ``type`` accepting integers from ``minimum`` up, with a message that says so
+    (argparse adds the option's name)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}")
+        return value
+    return parse
+
+
+_POSITIVE = _integer(1, "a positive integer")
+_NON_NEGATIVE = _integer(0, "a non-negative integer")
+
+
+def _key_sizes_text(entries) -> str:
+    return "; ".join(f"{spec.title}: {spec.key_sizes}" for spec in entries.values())
+
+
+# --- output paths: checked before any work starts ---------------------------------------------
+
+def _check_writable_folder(folder: pathlib.Path, option: str, path: str):
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        reason = (error.strerror or type(error).__name__).lower()
+        raise _Exit(f"{option} {path}: cannot write in {folder} ({reason})") from None
+
+
+def _check_output_file(path: str | None, option: str):
+    """Exit with one line unless a file can be written at ``path`` (``option`` names it)."""
+    if not path:
+        return
+    target = pathlib.Path(path)
+    if target.is_dir():
+        raise _Exit(f"{option} {path}: is a folder; give a file name")
+    folder = target.parent
+    if not folder.exists():
+        raise _Exit(f"{option} {path}: folder {folder} does not exist")
+    if not folder.is_dir():
+        raise _Exit(f"{option} {path}: {folder} is a file, not a folder")
+    _check_writable_folder(folder, option, path)
+    if target.exists():
+        try:
+            with open(target, "a"):
+                pass
+        except OSError as error:
+            reason = (error.strerror or type(error).__name__).lower()
+            raise _Exit(f"{option} {path}: cannot write ({reason})") from None
+
+
+def _check_output_folder(path: str, option: str):
+    """Exit with one line unless folder ``path`` exists and can be written, or can be made."""
+    folder = pathlib.Path(path)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file" if existing == folder else f"is inside {existing}, a file"
+        raise _Exit(f"{option} {path}: {what}, not a folder")
+    _check_writable_folder(existing, option, path)
 
 
 _DESCRIPTION = """\
@@ -53,21 +122,29 @@ def _add_core_arguments(parser):
     from cores.catalog import DEFAULT_CORE, catalog
     entries = catalog()
     names = list(entries)
+    sizes = _key_sizes_text(entries)
+
+    def key_bits(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a key size ({sizes}), not {text!r}") \
+                from None
+
     parser.add_argument("--core", default=DEFAULT_CORE, metavar="NAME",
                         help=f"the core: {', '.join(names)} (default: {DEFAULT_CORE})")
-    parser.add_argument("--key-bits", type=int, metavar="N",
-                        help="key size (AES: 128, 192, 256; PRESENT: 80, 128; "
-                             "default: the core's smallest)")
+    parser.add_argument("--key-bits", type=key_bits, metavar="N",
+                        help=f"key size ({sizes}; default: the core's smallest)")
     seen = set()
     for spec in entries.values():
         for option in spec.options:
             if option.name in seen:
                 continue
             seen.add(option.name)
-            choices = f" ({', '.join(map(str, option.choices))})" if option.choices else ""
             parser.add_argument(option.flag, dest=f"opt_{option.name}", metavar="VALUE",
-                                help=f"{spec.title} only: {option.help}{choices}; "
-                                     f"default {option.default}")
+                                help=f"{spec.title} only: {option.help}. Allowed: "
+                                     f"{option.allowed}; default "
+                                     f"{option.format(option.default)}")
 
 
 def _config_from_args(args):
@@ -116,7 +193,7 @@ def _prepare_tools(names, quiet=False, *, configure=True):
 def _cmd_build(args):
     from platforms.boards import get_board
     from cores.selftest import FAULTS
-    from scripts.flow.build import BuildError, build_board
+    from scripts.flow.build import BuildError, BuildFile, DeviceMeasurement, build_board
     from scripts.flow.measure import measure_cycles, slice_equivalent
     from scripts.flow.report import derive_row, papers_for, text_table
 
@@ -127,6 +204,7 @@ def _cmd_build(args):
         raise _Exit(str(error.args[0])) from None
     if args.fault not in FAULTS:
         raise _Exit(f"--fault must be kat or loop, not {args.fault!r}")
+    _check_output_folder(args.build_dir, "--build-dir")
     if not args.no_build:
         family_tools = {"ice40": ["yosys", "nextpnr-ice40", "icepack"],
                         "ecp5": ["yosys", "nextpnr-ecp5", "ecppack"]}
@@ -139,39 +217,46 @@ def _cmd_build(args):
         except BuildError as error:
             raise _Exit(str(error)) from None
     if args.no_build:
-        print(f"build files for {config.label} on {board.title}: {result['build_dir']}")
+        print(f"build files for {config.label} on {board.title}: {result.build_dir}")
         return 0
-    core = result["core_cells"]
-    design = result["design_cells"]
+    core, design = result.core_cells, result.design_cells
     print()
-    print(f"{config.label} self-test on {board.title} ({result['device']})")
-    print(f"  bitstream     {result.get('bitstream', '(none)')}")
-    print(f"  core          {core['lut4']:,} LUT4, {core['ff']:,} FF, {core['carry']} carry, "
-          f"{core['bram']} BRAM  (≈{slice_equivalent(core['lut4'], core['ff']):,} "
-          f"Spartan-3 slices)")
-    print(f"  whole design  {design['lut4']:,} LUT4, {design['ff']:,} FF, {design['bram']} BRAM")
-    for cell, figures in sorted((result.get("design_utilization") or {}).items()):
+    print(f"{config.label} self-test on {board.title} ({result.device})")
+    print(f"  bitstream     {result.bitstream or '(none)'}")
+    print(f"  core          {core.lut4:,} LUT4, {core.ff:,} FF, {core.carry} carry, "
+          f"{core.bram} BRAM  (≈{slice_equivalent(core.lut4, core.ff):,} Spartan-3 slices)")
+    print(f"  whole design  {design.lut4:,} LUT4, {design.ff:,} FF, {design.bram} BRAM")
+    for cell, figures in sorted((result.design_utilization or {}).items()):
         if figures.get("used"):
             print(f"    {cell:<14} {figures['used']:>6} / {figures['available']}")
-    print(f"  Fmax          {result['fmax_mhz']:.1f} MHz (board clock "
-          f"{result['clock_mhz']:g} MHz, seed {result['seed']})")
-    print(f"  report        {pathlib.Path(result['build_dir']) / 'report.json'}")
+    fmax = "?" if result.fmax_mhz is None else f"{result.fmax_mhz:.1f}"
+    print(f"  Fmax          {fmax} MHz (board clock {result.clock_mhz:g} MHz, seed {result.seed})")
     figures = measure_cycles(config)
-    result["cycles"] = figures.to_dict()
-    row = derive_row({**result, "device": board.name, "block_bits": config.block_bits,
-                      "fit": True, "fmax_mhz": [result["fmax_mhz"]], "seeds": [args.seed]},
-                     figures.to_dict())
-    at_clock = config.block_bits * result["clock_mhz"] / figures.cycles_per_block
+    measurement = DeviceMeasurement(
+        label=config.label, config=config.to_dict(), device=board.name, family=result.family,
+        block_bits=config.block_bits, seeds=[result.seed], build_dir=result.build_dir,
+        constraint_mhz=result.clock_mhz, fit=True, core_cells=core, design_cells=design,
+        design_utilization=result.design_utilization,
+        fmax_mhz=[result.fmax_mhz] if result.fmax_mhz is not None else [])
+    row = derive_row(measurement, figures)
+    at_clock = config.block_bits * result.clock_mhz / figures.cycles_per_block
+    at_fmax = row["throughput_median_mbps"]
     print(f"  throughput    {at_clock:,.1f} Mb/s at the board clock, "
-          f"{row['throughput_median_mbps']:,.1f} Mb/s at Fmax "
-          f"({figures.cycles_per_block:g} cycles per block, simulated)")
+          + ("" if at_fmax is None else f"{at_fmax:,.1f} Mb/s at Fmax ")
+          + f"({figures.cycles_per_block:g} cycles per block, simulated)")
+    summary = pathlib.Path(result.build_dir) / "build.json"
+    print("  files")
+    for file in [*result.files, BuildFile("build summary (JSON)", str(summary))]:
+        print(f"    {file.what:<30} {file.path}")
+    if board.programmer:
+        print(f"  program with  {board.programmer} (in {result.build_dir})")
     print()
     print(text_table({"rows": [row], "papers": papers_for([config])}))
-    with open(pathlib.Path(result["build_dir"]) / "build.json", "w") as file:
-        json.dump(result, file, indent=2)
-    if not result["timing_met"]:
-        raise _Exit(f"timing not met: Fmax {result['fmax_mhz']:.1f} MHz is below the "
-                    f"{result['clock_mhz']:g} MHz board clock (bitstream written anyway)")
+    with open(summary, "w") as file:
+        json.dump({**result.to_dict(), "cycles": figures.to_dict()}, file, indent=2)
+    if not result.timing_met:
+        raise _Exit(f"timing not met: Fmax {fmax} MHz is below the "
+                    f"{result.clock_mhz:g} MHz board clock (bitstream written anyway)")
     return 0
 
 
@@ -187,7 +272,7 @@ def _cmd_report(args):
         try:
             config = parse_config(text)
         except (KeyError, ValueError) as error:
-            raise _Exit(str(error.args[0])) from None
+            raise _Exit(f"--cores {text}: {error.args[0]}") from None
         configs.append(config)
     try:
         devices = [get_device(name) for name in args.devices]
@@ -197,19 +282,32 @@ def _cmd_report(args):
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise _Exit("--plot needs matplotlib: pip install 'amaranth-cipher-cores[plot]'") \
-                from None
-    if args.seeds < 1:
-        raise _Exit(f"--seeds must be at least 1, not {args.seeds}")
-    if args.jobs < 1:
-        raise _Exit(f"-j must be at least 1, not {args.jobs}")
-    families = {device.family for device in devices}
-    _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)], args.quiet)
+            raise _Exit("--plot needs matplotlib: pip install matplotlib (or, in a checkout, "
+                        "pip install -e '.[plot]')") from None
+    for path, option in ((args.json, "--json"), (args.markdown, "--markdown"),
+                         (args.plot, "--plot")):
+        _check_output_file(path, option)
+    _check_output_folder(args.build_dir, "--build-dir")
+    executor = None
+    if args.scheduler:
+        from scripts.flow.jobs import DaskUnavailable, dask_executor
+        try:
+            executor = dask_executor(args.scheduler)
+        except DaskUnavailable as error:
+            raise _Exit(str(error)) from None
+    else:
+        families = {device.family for device in devices}
+        _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)],
+                       args.quiet)
     command = "cipher-cores " + " ".join(shlex.quote(arg) for arg in args.argv)
-    with _progress(args) as progress:
-        report = run_report(configs, devices, seeds=list(range(1, args.seeds + 1)),
-                            jobs=args.jobs, root=args.build_dir, progress=progress,
-                            command=command)
+    try:
+        with _progress(args) as progress:
+            report = run_report(configs, devices, seeds=list(range(1, args.seeds + 1)),
+                                jobs=args.jobs, executor=executor, root=args.build_dir,
+                                progress=progress, command=command)
+    finally:
+        if executor is not None:
+            executor.shutdown()
     print()
     print(text_table(report))
     for error in report["errors"]:
@@ -236,6 +334,8 @@ def _cmd_export(args):
     config = _config_from_args(args)
     if not args.verilog and not args.rtlil:
         raise _Exit("export needs --verilog FILE and/or --rtlil FILE")
+    _check_output_file(args.verilog, "--verilog")
+    _check_output_file(args.rtlil, "--rtlil")
     name = args.name or config.slug
     if args.rtlil:
         from amaranth.back import rtlil
@@ -357,8 +457,9 @@ def make_parser() -> argparse.ArgumentParser:
     _add_core_arguments(build)
     build.add_argument("--board", default=DEFAULT_BOARD, metavar="NAME",
                        help=f"{', '.join(BOARDS)} (default: {DEFAULT_BOARD})")
-    build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
-    build.add_argument("--loop-blocks", type=int, default=None, metavar="N",
+    build.add_argument("--seed", type=_NON_NEGATIVE, default=1, metavar="N",
+                       help="nextpnr placement seed, 0 or more (default 1)")
+    build.add_argument("--loop-blocks", type=_POSITIVE, default=None, metavar="N",
                        help="blocks in the encrypt-then-decrypt loop (default 2**20)")
     build.add_argument("--fault", choices=["kat", "loop"], default=None,
                        help="build a deliberately failing self-test (to see the fail LED)")
@@ -382,10 +483,15 @@ def make_parser() -> argparse.ArgumentParser:
                              f"{' '.join(default_configs())})")
     report.add_argument("--devices", nargs="+", default=list(DEFAULT_DEVICES), metavar="DEVICE",
                         help=f"bare devices: {', '.join(DEVICES)} (default: all)")
-    report.add_argument("--seeds", type=int, default=3, metavar="N",
+    report.add_argument("--seeds", type=_POSITIVE, default=3, metavar="N",
                         help="nextpnr placement seeds per build (default 3)")
-    report.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                        help="builds to run at once (default 1)")
+    report.add_argument("-j", "--jobs", type=_POSITIVE, default=1, metavar="N",
+                        help="builds to run at once, in worker processes (default 1: in this "
+                             "process)")
+    report.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run the builds on the Dask cluster of this scheduler "
+                             "(tcp://HOST:PORT) instead of here; needs pip install distributed, "
+                             "and this package and its tools on every worker")
     report.add_argument("--json", metavar="FILE", help="write the full report as JSON")
     report.add_argument("--markdown", metavar="FILE", help="write the report as Markdown")
     report.add_argument("--plot", metavar="FILE", help="plot area against throughput (PNG)")

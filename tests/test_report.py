@@ -11,11 +11,12 @@ import pytest
 
 from cores.catalog import parse_config
 from scripts.flow.measure import (
-    CycleFigures, classify_cells, core_and_harness, fits, hierarchy_cells, measure_cycles,
-    parse_nextpnr_log, parse_nextpnr_report, slice_equivalent)
+    CellCounts, CycleFigures, Overflow, classify_cells, core_and_harness, hierarchy_cells,
+    measure_cycles, overflow, parse_nextpnr_log, parse_nextpnr_overflow, parse_nextpnr_report,
+    slice_equivalent)
 from scripts.flow.report import (assemble, papers_for, derive_row, markdown_report, plot_report,
-                              text_table)
-from scripts.flow.build import MEASURE_CORE_PATH, seed_command
+                                 text_table)
+from scripts.flow.build import MEASURE_CORE_PATH, DeviceMeasurement, seed_command
 
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".
@@ -84,11 +85,11 @@ def test_core_and_harness_partition_the_design(directory, family):
     stat = load(directory / "stat.json")
     core, harness = core_and_harness(stat, "top", MEASURE_CORE_PATH, family)
     total = classify_cells(hierarchy_cells(stat, "top"), family)
-    for name in total:
-        assert core[name] + harness[name] == total[name]
+    for name, count in total.to_dict().items():
+        assert getattr(core, name) + getattr(harness, name) == count
     # The core has no I/O; the harness has the clock and two data pins.
-    assert core["io"] == 0
-    assert harness["io"] == 3
+    assert core.io == 0
+    assert harness.io == 3
 
 
 def test_harness_cells_are_the_shift_registers():
@@ -96,39 +97,65 @@ def test_harness_cells_are_the_shift_registers():
     # flip-flop per bit plus the power-on-reset counter iCE40 platforms add.
     stat = load(ICE40 / "stat.json")
     _, harness = core_and_harness(stat, "top", MEASURE_CORE_PATH, "ice40")
-    assert 147 + 66 <= harness["ff"] <= 147 + 66 + 16
+    assert 147 + 66 <= harness.ff <= 147 + 66 + 16
 
 
 def test_core_cells_ice40_fixture():
     stat = load(ICE40 / "stat.json")
     core, _ = core_and_harness(stat, "top", MEASURE_CORE_PATH, "ice40")
-    assert core == {"lut4": 208, "ff": 134, "carry": 0, "bram": 0, "io": 0, "other": 0}
+    assert core == CellCounts(lut4=208, ff=134, carry=0, bram=0, io=0, other=0)
 
 
 def test_classify_cells_ecp5_counts_carry_luts():
     cells = {"LUT4": 10, "CCU2C": 3, "TRELLIS_FF": 7, "DP16KD": 2, "PFUMX": 4,
              "TRELLIS_DPR16X4": 1, "MULT18X18D": 1}
-    assert classify_cells(cells, "ecp5") == {
-        "lut4": 10 + 2 * 3 + 4, "ff": 7, "carry": 3, "bram": 2, "io": 0, "other": 1}
+    assert classify_cells(cells, "ecp5") == CellCounts(
+        lut4=10 + 2 * 3 + 4, ff=7, carry=3, bram=2, io=0, other=1)
 
 
 def test_classify_cells_ice40():
     cells = {"SB_LUT4": 10, "SB_CARRY": 4, "SB_DFFER": 3, "SB_DFF": 2, "SB_RAM40_4K": 5,
              "SB_IO": 2, "SB_GB_IO": 1}
-    assert classify_cells(cells, "ice40") == {
-        "lut4": 10, "ff": 5, "carry": 4, "bram": 5, "io": 3, "other": 0}
+    assert classify_cells(cells, "ice40") == CellCounts(
+        lut4=10, ff=5, carry=4, bram=5, io=3, other=0)
 
 
-def test_fits_ice40_counts_logic_cells():
-    cells = {"lut4": 5000, "ff": 6000, "bram": 0}
-    assert fits(cells, {"lc": 5280, "bram": 30}, "ice40") == (False, "needs 6000 LC, device has 5280")
-    assert fits({"lut4": 5000, "ff": 10, "bram": 30}, {"lc": 5280, "bram": 30}, "ice40") == (True, "")
+def test_overflow_ice40_counts_logic_cells():
+    capacity = {"lc": 5280, "bram": 30}
+    assert overflow(CellCounts(lut4=5000, ff=6000), capacity, "ice40") == \
+        Overflow("ICESTORM_LC", 6000, 5280)
+    assert overflow(CellCounts(lut4=5000, ff=10, bram=30), capacity, "ice40") is None
 
 
-def test_fits_bram():
-    ok, reason = fits({"lut4": 1, "ff": 1, "bram": 57}, {"lut4": 24288, "ff": 24288, "bram": 56},
-                      "ecp5")
-    assert not ok and reason == "needs 57 BRAM, device has 56"
+def test_overflow_bram():
+    found = overflow(CellCounts(lut4=1, ff=1, bram=57), {"lut4": 24288, "ff": 24288, "bram": 56},
+                     "ecp5")
+    assert str(found) == "DP16KD 57/56, 101 %"
+
+
+def test_overflow_ecp5_luts():
+    found = overflow(CellCounts(lut4=30000, ff=1), {"lut4": 24288, "ff": 24288, "bram": 56},
+                     "ecp5")
+    assert str(found) == "TRELLIS_COMB 30000/24288, 123 %"
+
+
+def test_overflow_reads_as_the_issue_asks():
+    assert str(Overflow("ICESTORM_LC", 14517, 5280)) == "ICESTORM_LC 14517/5280, 274 %"
+
+
+def test_nextpnr_overflow_from_its_log():
+    log = ("Info: Device utilisation:\n"
+           "Info: \t         ICESTORM_LC:  14517/  5280   274%\n"
+           "Info: \t        ICESTORM_RAM:     31/    30   103%\n"
+           "Info: \t               SB_IO:      3/    39     7%\n"
+           "ERROR: Unable to place cell 'x', no BELs remaining to implement cell type "
+           "'ICESTORM_LC'\n")
+    assert parse_nextpnr_overflow(log) == Overflow("ICESTORM_LC", 14517, 5280)
+
+
+def test_nextpnr_overflow_of_a_design_that_fits():
+    for directory in (ICE40, ECP5):
+        assert parse_nextpnr_overflow((directory / "top.seed1.tim").read_text()) is None
 
 
 def test_slice_equivalent():
@@ -146,19 +173,19 @@ def test_seed_command_renames_outputs():
 
 
 def fake_measurement(**changes):
-    measurement = {
-        "label": "TOY-80", "config": {"core": "toy", "key_bits": 80}, "device": "ice40-up5k",
-        "family": "ice40", "block_bits": 64, "fit": True, "fit_reason": "", "seeds": [1, 2, 3],
-        "core_cells": {"lut4": 1000, "ff": 300, "carry": 0, "bram": 2, "io": 0, "other": 0},
-        "harness_cells": {}, "design_cells": {}, "design_utilization": {}, "build_dir": "x",
-        "elapsed_s": 1.0, "fmax_mhz": [40.0, 50.0, 45.0],
-    }
-    measurement.update(changes)
+    measurement = DeviceMeasurement(
+        label="TOY-80", config={"core": "toy", "key_bits": 80}, device="ice40-up5k",
+        family="ice40", block_bits=64, fit=True, fit_reason="", seeds=[1, 2, 3],
+        core_cells=CellCounts(lut4=1000, ff=300, bram=2), harness_cells=CellCounts(),
+        design_cells=CellCounts(), design_utilization={}, build_dir="x", elapsed_s=1.0,
+        fmax_mhz=[40.0, 50.0, 45.0], constraint_mhz=48)
+    for name, value in changes.items():
+        setattr(measurement, name, value)
     return measurement
 
 
 CYCLES = CycleFigures(cycles_per_block=32, cycles_per_block_decrypt=32, latency=32,
-                      latency_decrypt=32, key_to_input=32, verified=True, blocks=6).to_dict()
+                      latency_decrypt=32, key_to_input=32, verified=True, blocks=6)
 
 
 def test_derived_figures():
@@ -186,8 +213,10 @@ def test_papers_figures():
     assert parse_config("aes-256").papers() == []
     assert (aes.slices, aes.throughput_mbps) == (548, 2180)
     assert round(aes.kbps_per_slice) == 3978
-    assert (present80.slices, present80.fmax_mhz, present80.throughput_mbps) == (126, 215.42, 417.79)
-    assert (present128.slices, present128.fmax_mhz, present128.throughput_mbps) == (150, 212.13, 411.41)
+    assert (present80.slices, present80.fmax_mhz, present80.throughput_mbps) == \
+        (126, 215.42, 417.79)
+    assert (present128.slices, present128.fmax_mhz, present128.throughput_mbps) == \
+        (150, 212.13, 411.41)
     # The PRESENT paper's throughput is 64 bits per 33 cycles.
     for paper in (present80, present128):
         assert 64 * paper.fmax_mhz / paper.latency == pytest.approx(paper.throughput_mbps, abs=0.02)
@@ -212,6 +241,9 @@ def report_fixture():
 def test_report_json_records_how_it_was_made():
     report = report_fixture()
     json.dumps(report)
+    assert report["cycles"]["TOY-80"]["cycles_per_block"] == 32
+    assert report["rows"][0]["core_cells"] == {"lut4": 1000, "ff": 300, "carry": 0, "bram": 2,
+                                               "io": 0, "other": 0}
     assert report["command"] == "cipher-cores report --cores toy"
     assert report["seeds"] == [1, 2, 3]
     assert report["tool_versions"] == {"yosys": "Yosys 0.70"}

@@ -1,12 +1,20 @@
 """Running Yosys and nextpnr on a core: bare-device measurements and board bitstreams.
 
-Amaranth writes a build plan (RTLIL, constraints, a Yosys script and the tool command lines in
-``build_top.json``); the functions here run those commands themselves, so that several builds can
-run at once with a progress display, nextpnr can be run with several placement seeds after one
-synthesis, and every tool's output goes to a log file in the build directory.
+Both go through one path, :func:`run_flow`: Amaranth prepares a build plan (RTLIL, constraints, a
+Yosys script and the tool command lines in ``build_top.json``); Yosys synthesizes it; the core's
+cells are counted by hierarchy; the design is checked against the device's capacity; nextpnr
+places and routes it (once per placement seed); and, for a bitstream, the packer runs. The
+functions here run the tool commands themselves, so that builds can run in worker processes with a
+progress display, nextpnr can run with several seeds after one synthesis, and every tool's output
+goes to a log file in the build directory (``yosys.log``, ``nextpnr.log``, ...).
+
+Amaranth's build scripts run the tools with ``-q`` / ``--quiet`` and point their logs at
+``top.rpt`` and ``top.tim``; the plan here is prepared ``verbose``, so that the tools also print
+their output, which :func:`run_step` keeps in the step's log.
 
 Each tool is found through its environment variable (see :mod:`scripts.flow.toolchain`), as in
-Amaranth's own build scripts.
+Amaranth's own build scripts. Results are dataclasses: :class:`DeviceMeasurement` and
+:class:`BoardBuild`.
 """
 
 from __future__ import annotations
@@ -14,21 +22,23 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shlex
 import subprocess
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Iterable
 
-from .measure import (STAT_FILE, STAT_SCRIPT, classify_cells, core_and_harness, fits,
-                      hierarchy_cells, keep_hierarchy_script, parse_nextpnr_log,
-                      parse_nextpnr_report)
+from .measure import (STAT_FILE, STAT_SCRIPT, CellCounts, NextpnrResult, Overflow,
+                      classify_cells, core_and_harness, hierarchy_cells, keep_hierarchy_script,
+                      overflow, parse_nextpnr_log, parse_nextpnr_overflow, parse_nextpnr_report)
 from .progress import Progress
 from .toolchain import tool_env_var
 
 
-__all__ = ["BuildError", "PlanFiles", "extract_plan", "run_step", "seed_command",
-           "measure_device", "build_board", "run_jobs", "MEASURE_CORE_PATH", "BOARD_CORE_PATH"]
+__all__ = ["BuildError", "DoesNotFit", "PlanFiles", "BuildFile", "FlowResult",
+           "DeviceMeasurement", "BoardBuild", "extract_plan", "run_step", "seed_command",
+           "run_flow", "measure_device", "build_board", "MEASURE_CORE_PATH", "BOARD_CORE_PATH"]
 
 
 #: Hierarchical name of the core inside a bare-device measurement.
@@ -41,7 +51,17 @@ _ELABORATE = threading.Lock()
 
 
 class BuildError(Exception):
-    """A tool failed; the message names the step and points at its log."""
+    """A tool failed; the message (one line) names the step and points at its log."""
+
+
+class DoesNotFit(BuildError):
+    """The design needs more of a resource than the device has (:attr:`overflow`)."""
+    def __init__(self, message: str, overflow: Overflow):
+        super().__init__(message)
+        self.overflow = overflow
+
+    def __reduce__(self):
+        return type(self), (self.args[0], self.overflow)
 
 
 class PlanFiles:
@@ -58,6 +78,13 @@ class PlanFiles:
         raise KeyError(tool_prefix)
 
 
+@dataclass(frozen=True)
+class BuildFile:
+    """A file a build wrote that the user may want to read: ``what`` it is and its ``path``."""
+    what: str
+    path: str
+
+
 def extract_plan(plan, root) -> PlanFiles:
     """Write ``plan`` (an Amaranth :class:`~amaranth.build.run.BuildPlan`) to ``root``."""
     root = pathlib.Path(root)
@@ -71,27 +98,38 @@ def extract_plan(plan, root) -> PlanFiles:
 
 def run_step(argv: list, cwd, log_name: str, environ=None) -> int:
     """Run tool command ``argv`` (``argv[0]`` is the tool's name, as in Amaranth's command lists)
-    in ``cwd``, with its output in ``cwd/log_name``. Returns the exit code."""
+    in ``cwd``, with its output in ``cwd/log_name``. Returns the exit code.
+
+    The log starts with the command line and ends with the exit status, so that it is never
+    empty even for a tool that prints nothing when it succeeds (``icepack``).
+    """
     environ = dict(os.environ if environ is None else environ)
     command = environ.get(tool_env_var(argv[0]), argv[0])
+    started = time.monotonic()
     with open(pathlib.Path(cwd) / log_name, "w") as log:
+        log.write(f"$ {shlex.join([command, *argv[1:]])}\n")
+        log.flush()
         try:
             result = subprocess.run([command, *argv[1:]], cwd=cwd, stdout=log,
                                     stderr=subprocess.STDOUT, env=environ,
                                     stdin=subprocess.DEVNULL)
         except FileNotFoundError:
-            raise BuildError(f"cannot run {argv[0]} as {command!r}: not found "
-                             f"(set ${tool_env_var(argv[0])})") from None
+            raise BuildError(f"cannot run {argv[0]} as {command!r}: not found") from None
+        log.write(f"\n$ exit status {result.returncode} after "
+                  f"{time.monotonic() - started:.1f} s\n")
     return result.returncode
 
 
-def _tail(path, lines: int = 6) -> str:
+def _tail(path, lines: int = 3) -> str:
     try:
         text = pathlib.Path(path).read_text(errors="replace").rstrip().splitlines()
     except OSError:
         return ""
+    text = [line for line in text if line.strip() and not line.startswith("$ ")]
     interesting = [line for line in text if "ERROR" in line.upper()]
-    return " | ".join((interesting or text)[-lines:])
+    chosen = [line.strip() for line in (interesting or text)[-lines:]]
+    # Cell names can run to hundreds of characters: keep each line readable.
+    return " | ".join(line if len(line) <= 160 else line[:157] + "..." for line in chosen)
 
 
 def seed_command(argv: list, seed: int, report: str) -> list:
@@ -115,26 +153,197 @@ def seed_command(argv: list, seed: int, report: str) -> list:
     return result + ["--seed", str(seed), "--report", report]
 
 
-def _nextpnr_failure(root, log) -> tuple:
-    """(does-not-fit, reason) for a failed nextpnr run, from its log."""
-    text = ""
+def _option_value(argv: list, option: str) -> str | None:
+    for index, arg in enumerate(argv[:-1]):
+        if arg == option:
+            return argv[index + 1]
+    return None
+
+
+# --- the shared flow --------------------------------------------------------------------------
+
+@dataclass
+class Placement:
+    """One nextpnr run: its seed, Fmax and the device utilization it reports."""
+    seed: int
+    fmax_mhz: float | None
+    utilization: dict
+
+
+@dataclass
+class FlowResult:
+    """What :func:`run_flow` found: cells by hierarchy, whether the design fits, one
+    :class:`Placement` per seed, and the files it wrote."""
+    directory: pathlib.Path
+    core_cells: CellCounts | None = None
+    harness_cells: CellCounts | None = None
+    design_cells: CellCounts | None = None
+    overflow: Overflow | None = None
+    #: Where the overflow was read: the Yosys statistics or nextpnr's log.
+    overflow_source: str = ""
+    placements: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return self.overflow is None
+
+
+def _read_text(path) -> str:
     try:
-        text = (pathlib.Path(root) / log).read_text(errors="replace")
+        return pathlib.Path(path).read_text(errors="replace")
     except OSError:
-        pass
-    lowered = text.lower()
-    for marker in ("unable to place", "failed to place", "not enough", "too many",
-                   "utilisation", "utilization", "cannot be placed", "design uses"):
-        if marker in lowered and "error" in lowered:
-            return True, _tail(pathlib.Path(root) / log, 2)
-    return False, _tail(pathlib.Path(root) / log)
+        return ""
+
+
+def run_flow(top, platform, directory, *, key: str, core_path: str, capacity: dict,
+             seeds: Iterable[int], per_seed_files: bool, pack: bool,
+             progress: Progress | None = None, environ=None) -> FlowResult:
+    """Prepare ``top`` for ``platform`` in ``directory``, synthesize it, count the cells of the
+    core at ``core_path`` by hierarchy, check the design against ``capacity``, then place and
+    route it once per seed and, with ``pack``, run the packer.
+
+    With ``per_seed_files``, each seed's log, report and placed design go to seed-specific files
+    (``nextpnr.seed2.log``, ``report.seed2.json``); otherwise there must be one seed and the
+    files are ``nextpnr.log`` and ``report.json``, where the packer expects them.
+
+    A design that does not fit is returned with :attr:`FlowResult.overflow` set (by the capacity
+    check, or read from nextpnr's log when nextpnr stops). Any other failure raises
+    :exc:`BuildError`.
+    """
+    progress = progress or Progress(enabled=False)
+    seeds = list(seeds)
+    directory = pathlib.Path(directory)
+    family = platform.family.lower()        # "iCE40" on iCE40 platforms
+    result = FlowResult(directory)
+
+    def add_file(what: str, name: str):
+        if (directory / name).exists():
+            result.files.append(BuildFile(what, str(directory / name)))
+
+    progress.update(key, "elaborating")
+    with _ELABORATE:
+        plan = platform.prepare(
+            top, name="top", verbose=True,
+            script_after_read=keep_hierarchy_script(core_path),
+            script_after_synth=STAT_SCRIPT,
+            nextpnr_opts="--timing-allow-fail")
+    files = extract_plan(plan, directory)
+
+    progress.update(key, "synthesis (yosys)")
+    code = run_step(files.command("yosys"), directory, "yosys.log", environ)
+    add_file("Yosys log", "yosys.log")
+    add_file("Yosys report", "top.rpt")
+    if code != 0:
+        progress.update(key, "FAILED in yosys", done=True)
+        raise BuildError(f"{key}: yosys exited with {code}: {_tail(directory / 'yosys.log')} "
+                         f"(log: {directory / 'yosys.log'})")
+    with open(directory / STAT_FILE) as file:
+        stat = json.load(file)
+    add_file("cell counts (yosys stat)", STAT_FILE)
+    core, harness = core_and_harness(stat, "top", core_path, family)
+    result.core_cells, result.harness_cells = core, harness
+    result.design_cells = classify_cells(hierarchy_cells(stat, "top"), family)
+    result.overflow = overflow(result.design_cells, capacity, family)
+    if result.overflow is not None:
+        result.overflow_source = f"counted after synthesis: {directory / STAT_FILE}"
+        progress.update(key, f"does not fit: {result.overflow}", done=True)
+        return result
+
+    nextpnr = files.command("nextpnr")
+    if not per_seed_files and len(seeds) != 1:
+        raise ValueError("one seed without per_seed_files")
+    for index, seed in enumerate(seeds):
+        progress.update(key, f"place and route (nextpnr), seed {seed} ({index + 1}/{len(seeds)})")
+        if per_seed_files:
+            report, log = f"report.seed{seed}.json", f"nextpnr.seed{seed}.log"
+            argv = seed_command(nextpnr, seed, report)
+        else:
+            report, log = "report.json", "nextpnr.log"
+            argv = nextpnr + ["--seed", str(seed), "--report", report]
+        timing_log = _option_value(argv, "--log")
+        code = run_step(argv, directory, log, environ)
+        add_file(f"nextpnr log, seed {seed}", log)
+        if timing_log:
+            add_file(f"nextpnr timing log, seed {seed}", timing_log)
+        add_file(f"nextpnr report, seed {seed}", report)
+        if code != 0:
+            text = _read_text(directory / log) + _read_text(directory / (timing_log or ""))
+            result.overflow = parse_nextpnr_overflow(text)
+            if result.overflow is not None:
+                result.overflow_source = f"nextpnr: {directory / log}"
+                progress.update(key, f"does not fit: {result.overflow}", done=True)
+                return result
+            progress.update(key, f"FAILED in nextpnr (exit {code})", done=True)
+            raise BuildError(f"{key}: nextpnr exited with {code}: {_tail(directory / log)} "
+                             f"(log: {directory / log})")
+        parsed: NextpnrResult = parse_nextpnr_report(str(directory / report))
+        if parsed.fmax_mhz is None and timing_log:
+            # Fall back to the log's last "Max frequency" line.
+            frequencies = parse_nextpnr_log(_read_text(directory / timing_log))
+            parsed.fmax_mhz = min(frequencies.values()) if frequencies else None
+        result.placements.append(Placement(seed, parsed.fmax_mhz, parsed.utilization))
+
+    if pack:
+        for argv in files.commands:
+            if argv[0] == "yosys" or argv[0].startswith("nextpnr"):
+                continue
+            progress.update(key, f"packing ({argv[0]})")
+            log = f"{argv[0]}.log"
+            code = run_step(argv, directory, log, environ)
+            add_file(f"{argv[0]} log", log)
+            if code != 0:
+                progress.update(key, f"FAILED in {argv[0]}", done=True)
+                raise BuildError(f"{key}: {argv[0]} exited with {code}: "
+                                 f"{_tail(directory / log)} (log: {directory / log})")
+    return result
+
+
+# --- bare-device measurements -----------------------------------------------------------------
+
+@dataclass
+class DeviceMeasurement:
+    """A core measured on a bare device: its cells by hierarchy, the harness's, the whole
+    design's, whether it fits, and the Fmax of each placement seed.
+
+    :meth:`to_dict` gives the form the report's JSON records.
+    """
+    label: str
+    config: dict
+    device: str
+    family: str
+    block_bits: int
+    seeds: list
+    build_dir: str
+    constraint_mhz: float
+    fit: bool | None = None
+    fit_reason: str = ""
+    core_cells: CellCounts | None = None
+    harness_cells: CellCounts | None = None
+    design_cells: CellCounts | None = None
+    design_utilization: dict | None = None
+    fmax_mhz: list = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        def cells(value):
+            return None if value is None else value.to_dict()
+        return {
+            "config": self.config, "label": self.label, "device": self.device,
+            "family": self.family, "block_bits": self.block_bits, "seeds": list(self.seeds),
+            "build_dir": self.build_dir, "fit": self.fit, "fit_reason": self.fit_reason,
+            "core_cells": cells(self.core_cells), "harness_cells": cells(self.harness_cells),
+            "design_utilization": self.design_utilization, "fmax_mhz": list(self.fmax_mhz),
+            "constraint_mhz": self.constraint_mhz, "design_cells": cells(self.design_cells),
+            "elapsed_s": self.elapsed_s,
+        }
 
 
 def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/report",
-                   progress: Progress | None = None, environ=None) -> dict:
-    """Synthesize ``config`` (a :class:`~cores.catalog.CoreConfig`) on ``device`` (a
-    class of :mod:`platforms.devices`) inside a measurement harness, place and route it once per
-    seed, and return the figures as a JSON-ready dict.
+                   progress: Progress | None = None, environ=None) -> DeviceMeasurement:
+    """Synthesize ``config`` (a :class:`~cores.catalog.CoreConfig`) on ``device`` (a class of
+    :mod:`platforms.devices`) inside a measurement harness, place and route it once per seed, and
+    return a :class:`DeviceMeasurement`.
 
     The core's cells are counted by hierarchy (:func:`~scripts.flow.measure.core_and_harness`).
     A design that cannot fit is reported with ``fit`` false and no Fmax.
@@ -146,84 +355,80 @@ def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/r
     key = f"{config.label} @ {device.name}"
     directory = pathlib.Path(root) / config.slug / device.name
     started = time.monotonic()
-    result = {
-        "config": config.to_dict(), "label": config.label, "device": device.name,
-        "family": device.family, "block_bits": config.block_bits, "seeds": seeds,
-        "build_dir": str(directory), "fit": None, "fit_reason": "",
-        "core_cells": None, "harness_cells": None, "design_utilization": None,
-        "fmax_mhz": [], "constraint_mhz": device.target_mhz,
-    }
-
-    progress.update(key, "elaborating")
+    result = DeviceMeasurement(
+        label=config.label, config=config.to_dict(), device=device.name, family=device.family,
+        block_bits=config.block_bits, seeds=seeds, build_dir=str(directory),
+        constraint_mhz=device.target_mhz)
     with _ELABORATE:
         top = BareDeviceTop(MeasurementHarness(config.build()))
-        plan = device().prepare(
-            top, name="top",
-            script_after_read=keep_hierarchy_script(MEASURE_CORE_PATH),
-            script_after_synth=STAT_SCRIPT,
-            nextpnr_opts="--timing-allow-fail")
-    files = extract_plan(plan, directory)
-
-    progress.update(key, "synthesis (yosys)")
-    if run_step(files.command("yosys"), directory, "yosys.log", environ) != 0:
-        progress.update(key, "FAILED in yosys", done=True)
-        raise BuildError(f"{key}: yosys failed: {_tail(directory / 'yosys.log')} "
-                         f"(log: {directory / 'yosys.log'})")
-    with open(directory / STAT_FILE) as file:
-        stat = json.load(file)
-    core, harness = core_and_harness(stat, "top", MEASURE_CORE_PATH, device.family)
-    design = classify_cells(hierarchy_cells(stat, "top"), device.family)
-    result.update(core_cells=core, harness_cells=harness, design_cells=design)
-    ok, reason = fits(design, device.capacity, device.family)
-    if not ok:
-        result.update(fit=False, fit_reason=reason)
-        progress.update(key, f"does not fit: {reason}", done=True)
-        result["elapsed_s"] = round(time.monotonic() - started, 1)
+    flow = run_flow(top, device(), directory, key=key, core_path=MEASURE_CORE_PATH,
+                    capacity=device.capacity, seeds=seeds, per_seed_files=True, pack=False,
+                    progress=progress, environ=environ)
+    result.core_cells = flow.core_cells
+    result.harness_cells = flow.harness_cells
+    result.design_cells = flow.design_cells
+    result.elapsed_s = round(time.monotonic() - started, 1)
+    if not flow.fits:
+        result.fit, result.fit_reason = False, str(flow.overflow)
         return result
-
-    nextpnr = files.command("nextpnr")
-    for index, seed in enumerate(seeds):
-        progress.update(key, f"place and route, seed {seed} ({index + 1}/{len(seeds)})")
-        report = f"report.seed{seed}.json"
-        argv = seed_command(nextpnr, seed, report)
-        log = f"nextpnr.seed{seed}.log"
-        code = run_step(argv, directory, log, environ)
-        if code != 0:
-            over, reason = _nextpnr_failure(directory, f"top.seed{seed}.tim")
-            if not over:
-                over, reason = _nextpnr_failure(directory, log)
-            if over:
-                result.update(fit=False, fit_reason=reason)
-                progress.update(key, "does not fit (nextpnr)", done=True)
-                break
-            progress.update(key, f"FAILED in nextpnr (exit {code})", done=True)
-            raise BuildError(f"{key}: nextpnr exited with {code}: {reason} "
-                             f"(log: {directory / log})")
-        parsed = parse_nextpnr_report(str(directory / report))
-        if parsed.fmax_mhz is None:
-            # Fall back to the log's last "Max frequency" line.
-            log_text = (directory / f"top.seed{seed}.tim").read_text(errors="replace")
-            frequencies = parse_nextpnr_log(log_text)
-            parsed.fmax_mhz = min(frequencies.values()) if frequencies else None
-        result["fmax_mhz"].append(parsed.fmax_mhz)
-        if result["design_utilization"] is None:
-            result["design_utilization"] = parsed.utilization
-        result["fit"] = True
-    result["elapsed_s"] = round(time.monotonic() - started, 1)
-    if result["fit"]:
-        best = max(f for f in result["fmax_mhz"] if f is not None)
-        progress.update(key, f"done, best Fmax {best:.1f} MHz", done=True)
+    result.fit = True
+    result.fmax_mhz = [placement.fmax_mhz for placement in flow.placements]
+    result.design_utilization = flow.placements[0].utilization if flow.placements else None
+    best = max((f for f in result.fmax_mhz if f is not None), default=None)
+    progress.update(key, "done" + (f", best Fmax {best:.1f} MHz" if best else ""), done=True)
     return result
+
+
+# --- board self-test bitstreams ---------------------------------------------------------------
+
+@dataclass
+class BoardBuild:
+    """A board self-test build: the bitstream, the core's and the design's cells, the design's
+    utilization, and the Fmax against the board clock (``timing_met``), with the files written.
+
+    With ``do_build=False`` only the plan was written, and the figures are ``None``.
+    """
+    label: str
+    config: dict
+    board: str
+    device: str
+    family: str
+    build_dir: str
+    clock_mhz: float
+    seed: int
+    core_cells: CellCounts | None = None
+    design_cells: CellCounts | None = None
+    design_utilization: dict = field(default_factory=dict)
+    fmax_mhz: float | None = None
+    timing_met: bool = False
+    bitstream: str | None = None
+    elapsed_s: float = 0.0
+    files: list = field(default_factory=list)       # BuildFile
+
+    def to_dict(self) -> dict:
+        def cells(value):
+            return None if value is None else value.to_dict()
+        return {
+            "config": self.config, "label": self.label, "board": self.board,
+            "device": self.device, "family": self.family, "build_dir": self.build_dir,
+            "clock_mhz": self.clock_mhz, "seed": self.seed,
+            "core_cells": cells(self.core_cells), "design_cells": cells(self.design_cells),
+            "design_utilization": self.design_utilization, "fmax_mhz": self.fmax_mhz,
+            "timing_met": self.timing_met, "bitstream": self.bitstream,
+            "elapsed_s": self.elapsed_s,
+            "files": {file.what: file.path for file in self.files},
+        }
 
 
 def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int | None = None,
                 fault: str | None = None, progress: Progress | None = None, environ=None,
-                do_build: bool = True) -> dict:
-    """Build the self-test bitstream of ``config`` for ``board`` (a class of :mod:`platforms.boards`)
-    and return the build's figures; with ``do_build=False`` only write the build files.
+                do_build: bool = True) -> BoardBuild:
+    """Build the self-test bitstream of ``config`` for ``board`` (a class of
+    :mod:`platforms.boards`) and return a :class:`BoardBuild`; with ``do_build=False`` only write
+    the build files.
 
-    The result names the bitstream, the core's cells (by hierarchy), the design's utilization,
-    and the achieved Fmax against the board clock (``timing_met``).
+    Raises :exc:`DoesNotFit` if the design needs more of a resource than the board's device has,
+    and :exc:`BuildError` if a tool fails.
     """
     from platforms.selftest import SelfTestTop
 
@@ -231,64 +436,40 @@ def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int 
     key = f"{config.label} @ {board.name}"
     directory = pathlib.Path(root) / f"{config.slug}_{board.name}"
     started = time.monotonic()
-    progress.update(key, "elaborating")
     platform = board()
     top = SelfTestTop(config, board, fault=fault,
                       **({} if loop_blocks is None else {"loop_blocks": loop_blocks}))
-    with _ELABORATE:
-        plan = platform.prepare(
-            top, name="top",
-            script_after_read=keep_hierarchy_script(BOARD_CORE_PATH),
-            script_after_synth=STAT_SCRIPT,
-            nextpnr_opts=f"--timing-allow-fail --seed {seed} --report report.json")
-    files = extract_plan(plan, directory)
-    family = platform.family.lower()        # "iCE40" on iCE40 platforms
-    result = {"config": config.to_dict(), "label": config.label, "board": board.name,
-              "device": platform.device, "family": family, "build_dir": str(directory),
-              "clock_mhz": platform.default_clk_frequency / 1e6, "seed": seed}
+    result = BoardBuild(label=config.label, config=config.to_dict(), board=board.name,
+                        device=platform.device, family=platform.family.lower(),
+                        build_dir=str(directory),
+                        clock_mhz=platform.default_clk_frequency / 1e6, seed=seed)
     if not do_build:
+        progress.update(key, "elaborating")
+        with _ELABORATE:
+            plan = platform.prepare(top, name="top", verbose=True,
+                                    script_after_read=keep_hierarchy_script(BOARD_CORE_PATH),
+                                    script_after_synth=STAT_SCRIPT)
+        extract_plan(plan, directory)
         progress.update(key, "build files written", done=True)
         return result
 
-    steps = [("synthesis (yosys)", "yosys.log"), ("place and route (nextpnr)", "nextpnr.log")]
-    for index, argv in enumerate(files.commands):
-        text, log = steps[index] if index < len(steps) else (f"packing ({argv[0]})",
-                                                             f"{argv[0]}.log")
-        progress.update(key, text)
-        code = run_step(argv, directory, log, environ)
-        if code != 0:
-            progress.update(key, f"FAILED in {argv[0]}", done=True)
-            raise BuildError(f"{key}: {argv[0]} exited with {code}: "
-                             f"{_tail(directory / log)} (log: {directory / log})")
-        if argv[0] == "yosys":
-            with open(directory / STAT_FILE) as file:
-                stat = json.load(file)
-            core, _ = core_and_harness(stat, "top", BOARD_CORE_PATH, family)
-            result["core_cells"] = core
-            result["design_cells"] = classify_cells(hierarchy_cells(stat, "top"), family)
-    parsed = parse_nextpnr_report(str(directory / "report.json"))
-    result["fmax_mhz"] = parsed.fmax_mhz
-    result["design_utilization"] = parsed.utilization
-    result["timing_met"] = (parsed.fmax_mhz is not None and
-                            parsed.fmax_mhz >= result["clock_mhz"])
+    flow = run_flow(top, platform, directory, key=key, core_path=BOARD_CORE_PATH,
+                    capacity=board.capacity, seeds=[seed], per_seed_files=False, pack=True,
+                    progress=progress, environ=environ)
+    result.files = flow.files
+    result.core_cells, result.design_cells = flow.core_cells, flow.design_cells
+    if not flow.fits:
+        raise DoesNotFit(f"{config.label} does not fit the {board.title} ({platform.device}): "
+                         f"{flow.overflow} ({flow.overflow_source})", flow.overflow)
+    placement = flow.placements[0]
+    result.fmax_mhz = placement.fmax_mhz
+    result.design_utilization = placement.utilization
+    result.timing_met = placement.fmax_mhz is not None and placement.fmax_mhz >= result.clock_mhz
     for candidate in ("top.bin", "top.bit"):
         if (directory / candidate).exists():
-            result["bitstream"] = str(directory / candidate)
-    result["elapsed_s"] = round(time.monotonic() - started, 1)
-    progress.update(key, f"done, Fmax {parsed.fmax_mhz:.1f} MHz "
-                         f"(clock {result['clock_mhz']:.0f} MHz)", done=True)
+            result.bitstream = str(directory / candidate)
+            result.files.insert(0, BuildFile("bitstream", result.bitstream))
+    result.elapsed_s = round(time.monotonic() - started, 1)
+    fmax = "?" if placement.fmax_mhz is None else f"{placement.fmax_mhz:.1f}"
+    progress.update(key, f"done, Fmax {fmax} MHz (clock {result.clock_mhz:.0f} MHz)", done=True)
     return result
-
-
-def run_jobs(jobs: list, workers: int = 1) -> list:
-    """Call every function in ``jobs`` (no arguments) on ``workers`` threads; return their
-    results in order. An exception in a job is returned in its place, not raised."""
-    def guarded(job: Callable):
-        try:
-            return job()
-        except Exception as error:  # reported by the caller, per job
-            return error
-    if workers <= 1:
-        return [guarded(job) for job in jobs]
-    with ThreadPoolExecutor(max_workers=workers) as executor:
-        return list(executor.map(guarded, jobs))

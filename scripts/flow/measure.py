@@ -23,9 +23,10 @@ from dataclasses import asdict, dataclass, field
 
 
 __all__ = [
-    "CycleFigures", "measure_cycles", "hierarchy_cells", "classify_cells", "core_and_harness",
-    "fits", "NextpnrResult", "parse_nextpnr_report", "parse_nextpnr_log", "slice_equivalent",
-    "keep_hierarchy_script", "STAT_FILE",
+    "CycleFigures", "measure_cycles", "CellCounts", "hierarchy_cells", "classify_cells",
+    "core_and_harness", "Overflow", "overflow", "NextpnrResult", "parse_nextpnr_report",
+    "parse_nextpnr_log", "parse_nextpnr_overflow", "slice_equivalent", "keep_hierarchy_script",
+    "STAT_FILE", "STAT_SCRIPT",
 ]
 
 
@@ -64,6 +65,10 @@ class CycleFigures:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CycleFigures":
+        return cls(**data)
 
 
 def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
@@ -132,6 +137,24 @@ def hierarchy_cells(stat: dict, module: str) -> Counter:
     return total
 
 
+@dataclass(frozen=True)
+class CellCounts:
+    """Cells of a design or of a part of it, by class (see :func:`classify_cells`)."""
+    lut4: int = 0
+    ff: int = 0
+    carry: int = 0
+    bram: int = 0
+    io: int = 0
+    other: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "CellCounts | None":
+        return None if data is None else cls(**data)
+
+
 _CLASSES = {
     "ice40": [
         ("lut4",  re.compile(r"^SB_LUT4$")),
@@ -152,7 +175,7 @@ _CLASSES = {
 }
 
 
-def classify_cells(cells: dict, family: str) -> dict:
+def classify_cells(cells: dict, family: str) -> "CellCounts":
     """Sum cells by class for ``family`` (``"ice40"`` or ``"ecp5"``).
 
     Classes: ``lut4`` (4-input LUTs, counting the two LUT4s in each ECP5 ``CCU2C`` carry cell and
@@ -160,7 +183,7 @@ def classify_cells(cells: dict, family: str) -> dict:
     LUT4 sites used), ``ff``, ``carry`` (``SB_CARRY`` / ``CCU2C`` cells), ``bram``
     (``SB_RAM40_4K`` / ``DP16KD``), ``io``, and ``other`` for anything else (DSPs, PLLs, ...).
     """
-    result = {"lut4": 0, "ff": 0, "carry": 0, "bram": 0, "io": 0, "other": 0}
+    result = dict.fromkeys(("lut4", "ff", "carry", "bram", "io", "other"), 0)
     for cell_type, count in cells.items():
         for name, pattern in _CLASSES[family]:
             if pattern.search(cell_type):
@@ -175,7 +198,7 @@ def classify_cells(cells: dict, family: str) -> dict:
         if name == "widemux":
             continue
         result[name] += count
-    return result
+    return CellCounts(**result)
 
 
 def core_and_harness(stat: dict, top: str, core: str, family: str) -> tuple:
@@ -187,24 +210,48 @@ def core_and_harness(stat: dict, top: str, core: str, family: str) -> tuple:
     return classify_cells(inside, family), classify_cells(+outside, family)
 
 
-def fits(cells: dict, capacity: dict, family: str) -> tuple:
-    """Whether a design of ``cells`` (classes of the whole design) can fit ``capacity``, judged
-    before place-and-route (nextpnr-ecp5 places over-full designs rather than stopping).
+#: The names nextpnr gives the resources of :attr:`platforms.devices.BareDevice.capacity`.
+_RESOURCE_NAMES = {
+    "ice40": {"lc": "ICESTORM_LC", "bram": "ICESTORM_RAM"},
+    "ecp5": {"lut4": "TRELLIS_COMB", "ff": "TRELLIS_FF", "bram": "DP16KD"},
+}
 
-    Returns ``(fits, reason)``. On iCE40 a logic cell holds one LUT4 and one FF, so the design
-    needs at least ``max(lut4, ff)`` cells.
+
+@dataclass(frozen=True)
+class Overflow:
+    """A resource a design needs more of than its device has: ``ICESTORM_LC 14517/5280, 274 %``.
+    """
+    resource: str       # as nextpnr names it
+    used: int
+    available: int
+
+    @property
+    def percent(self) -> int:
+        return 100 * self.used // self.available if self.available else 0
+
+    def __str__(self) -> str:
+        return f"{self.resource} {self.used}/{self.available}, {self.percent} %"
+
+
+def overflow(cells: CellCounts, capacity: dict, family: str) -> Overflow | None:
+    """The first resource a design of ``cells`` (classes of the whole design) cannot fit in
+    ``capacity``, judged before place-and-route (nextpnr-ecp5 places over-full designs rather
+    than stopping); ``None`` if it may fit.
+
+    On iCE40 a logic cell holds one LUT4 and one FF, so the design needs at least
+    ``max(lut4, ff)`` cells.
     """
     needs = {}
     if family == "ice40":
-        needs["lc"] = max(cells["lut4"], cells["ff"])
+        needs["lc"] = max(cells.lut4, cells.ff)
     else:
-        needs["lut4"] = cells["lut4"]
-        needs["ff"] = cells["ff"]
-    needs["bram"] = cells["bram"]
+        needs["lut4"] = cells.lut4
+        needs["ff"] = cells.ff
+    needs["bram"] = cells.bram
     for name, need in needs.items():
         if name in capacity and need > capacity[name]:
-            return False, f"needs {need} {name.upper()}, device has {capacity[name]}"
-    return True, ""
+            return Overflow(_RESOURCE_NAMES[family][name], need, capacity[name])
+    return None
 
 
 # --- nextpnr ----------------------------------------------------------------------------------
@@ -260,6 +307,21 @@ def parse_nextpnr_log(text: str) -> dict:
     for match in _MAX_FREQUENCY.finditer(text):
         result[match.group(1)] = float(match.group(2))
     return result
+
+
+_UTILISATION = re.compile(r"^(?:Info:)?\s*([A-Za-z][A-Za-z0-9_]*):\s*(\d+)\s*/\s*(\d+)\s+\d+%",
+                          re.M)
+
+
+def parse_nextpnr_overflow(text: str) -> Overflow | None:
+    """The most over-used resource in the "Device utilisation" table of a nextpnr log, or
+    ``None`` if every resource fits (or the log has no table)."""
+    worst = None
+    for match in _UTILISATION.finditer(text):
+        found = Overflow(match.group(1), int(match.group(2)), int(match.group(3)))
+        if found.used > found.available and (worst is None or found.percent > worst.percent):
+            worst = found
+    return worst
 
 
 def slice_equivalent(lut4: int, ff: int) -> int:

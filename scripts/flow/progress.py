@@ -1,8 +1,9 @@
 """A progress display for builds that run for minutes, several at a time.
 
 On a terminal, :class:`Progress` keeps one line per job (what it is doing and for how long) and
-redraws them in place every second. Elsewhere (a log file, CI) it prints a line each time a job
-changes step.
+redraws them in place every second. Elsewhere (a log file, a pipe, CI) it prints a line each time
+a job changes step, and every 30 seconds or so a line for each job still running, so that a
+three-minute place-and-route is not silent.
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ class Progress:
         Redraw lines in place; by default when ``stream`` is a terminal.
     enabled : bool
         ``False`` makes every method a no-op.
+    heartbeat : float
+        Without ``live``: seconds after a job's last line before a line says it is still
+        running (and again every ``heartbeat`` seconds).
     """
     def __init__(self, stream: TextIO | None = None, *, live: bool | None = None,
-                 enabled: bool = True):
+                 enabled: bool = True, heartbeat: float = 30.0):
         self._stream = sys.stderr if stream is None else stream
         if live is None:
             live = hasattr(self._stream, "isatty") and self._stream.isatty()
@@ -52,10 +56,13 @@ class Progress:
         self._start = time.monotonic()
         self._ticker = None
         self._stop = threading.Event()
+        self._heartbeat = heartbeat
+        self._last_line = {}    # key -> when its last line was printed (not live)
 
     def __enter__(self):
-        if self._enabled and self._live:
-            self._ticker = threading.Thread(target=self._tick, daemon=True)
+        if self._enabled:
+            target = self._tick if self._live else self._beat
+            self._ticker = threading.Thread(target=target, daemon=True)
             self._ticker.start()
         return self
 
@@ -70,6 +77,23 @@ class Progress:
         while not self._stop.wait(1.0):
             with self._lock:
                 self._draw()
+
+    def _beat(self):
+        # Not a terminal: a line for each running job that has been quiet for a heartbeat.
+        while not self._stop.wait(min(1.0, self._heartbeat / 4)):
+            with self._lock:
+                now = time.monotonic()
+                for key, (text, step_start, job_start, finished) in self._jobs.items():
+                    if finished is None and now - self._last_line[key] >= self._heartbeat:
+                        self._print_line(key, f"{text} (still running, "
+                                              f"{format_duration(now - step_start)} in this "
+                                              f"step)", now)
+
+    def _print_line(self, key: str, text: str, now: float):
+        elapsed = format_duration(now - self._start)
+        self._stream.write(f"[{elapsed:>6}] {key}: {text}\n")
+        self._stream.flush()
+        self._last_line[key] = now
 
     def _line(self, key, job, now) -> str:
         text, step_start, job_start, finished = job
@@ -104,9 +128,7 @@ class Progress:
             if self._live:
                 self._draw()
             else:
-                elapsed = format_duration(now - self._start)
-                self._stream.write(f"[{elapsed:>6}] {key}: {text}\n")
-                self._stream.flush()
+                self._print_line(key, text, now)
 
     def message(self, text: str):
         """A line that is not a job's status (a warning, a note)."""

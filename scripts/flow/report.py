@@ -2,9 +2,11 @@
 the figures of the two seed papers.
 
 :func:`run_report` measures (cycles by simulation, cells and Fmax by synthesis and
-place-and-route), :func:`assemble` turns measurements into rows with the derived figures, and
-:func:`markdown_report`, :func:`text_table` and :func:`plot_report` present them. The JSON written by
-``cipher-cores report --json`` is the dict :func:`assemble` returns.
+place-and-route) on any :class:`concurrent.futures.Executor`, :func:`assemble` turns the
+:class:`~scripts.flow.build.DeviceMeasurement` and :class:`~scripts.flow.measure.CycleFigures`
+results into rows with the derived figures, and :func:`markdown_report`, :func:`text_table` and
+:func:`plot_report` present them. The JSON written by ``cipher-cores report --json`` is the dict
+:func:`assemble` returns.
 
 Derived figures, for each core configuration and device:
 
@@ -24,7 +26,7 @@ import math
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from concurrent.futures import Executor
 
 
 __all__ = ["papers_for", "default_configs", "derive_row", "assemble", "run_report",
@@ -43,33 +45,41 @@ def _round(value, digits=1):
         else round(value, digits)
 
 
-def derive_row(measurement: dict, cycles: dict | None) -> dict:
-    """One report row from a :func:`~scripts.flow.build.measure_device` result and the
-    configuration's :class:`~scripts.flow.measure.CycleFigures` (as a dict)."""
+def derive_row(measurement, cycles) -> dict:
+    """One report row (as the JSON records it) from a
+    :class:`~scripts.flow.build.DeviceMeasurement` and the configuration's
+    :class:`~scripts.flow.measure.CycleFigures` (or ``None``)."""
     from .measure import slice_equivalent
 
-    row = {key: measurement.get(key) for key in
-           ("label", "config", "device", "family", "block_bits", "fit", "fit_reason", "seeds",
-            "core_cells", "harness_cells", "design_cells", "design_utilization", "build_dir",
-            "elapsed_s")}
-    row["fmax_mhz_seeds"] = [_round(f, 2) for f in measurement.get("fmax_mhz") or []]
-    cells = measurement.get("core_cells") or {}
-    lut4, ff = cells.get("lut4"), cells.get("ff")
-    row.update(lut4=lut4, ff=ff, carry=cells.get("carry"), bram=cells.get("bram"))
+    def cells(value):
+        return None if value is None else value.to_dict()
+
+    m = measurement
+    row = {"label": m.label, "config": m.config, "device": m.device, "family": m.family,
+           "block_bits": m.block_bits, "fit": m.fit, "fit_reason": m.fit_reason,
+           "seeds": list(m.seeds), "core_cells": cells(m.core_cells),
+           "harness_cells": cells(m.harness_cells), "design_cells": cells(m.design_cells),
+           "design_utilization": m.design_utilization, "build_dir": m.build_dir,
+           "elapsed_s": m.elapsed_s}
+    row["fmax_mhz_seeds"] = [_round(f, 2) for f in m.fmax_mhz]
+    core = m.core_cells
+    lut4, ff = (core.lut4, core.ff) if core is not None else (None, None)
+    row.update(lut4=lut4, ff=ff, carry=core.carry if core else None,
+               bram=core.bram if core else None)
     row["slices"] = slice_equivalent(lut4, ff) if lut4 is not None else None
-    frequencies = [f for f in measurement.get("fmax_mhz") or [] if f is not None]
+    frequencies = [f for f in m.fmax_mhz if f is not None]
     row["fmax_median_mhz"] = _round(statistics.median(frequencies), 2) if frequencies else None
     row["fmax_best_mhz"] = _round(max(frequencies), 2) if frequencies else None
-    row["cycles"] = cycles
-    cpb = cycles["cycles_per_block"] if cycles else None
+    row["cycles"] = cycles.to_dict() if cycles is not None else None
+    cpb = cycles.cycles_per_block if cycles is not None else None
     row["cycles_per_block"] = cpb
-    row["latency"] = cycles["latency"] if cycles else None
+    row["latency"] = cycles.latency if cycles is not None else None
     for which in ("median", "best"):
         fmax = row[f"fmax_{which}_mhz"]
         if fmax is None or not cpb:
             row[f"throughput_{which}_mbps"] = None
             continue
-        row[f"throughput_{which}_mbps"] = _round(measurement["block_bits"] * fmax / cpb, 1)
+        row[f"throughput_{which}_mbps"] = _round(m.block_bits * fmax / cpb, 1)
     throughput = row["throughput_median_mbps"]
     row["mbps_per_klut"] = _round(throughput / (lut4 / 1000), 1) if throughput and lut4 else None
     row["kbps_per_slice"] = (_round(1000 * throughput / row["slices"], 0)
@@ -100,11 +110,12 @@ def papers_for(configs) -> list:
 def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
              tool_versions=None, seeds=(), elapsed_s: float | None = None, errors=(),
              source: str = "") -> dict:
-    """The report: rows (see :func:`derive_row`), the papers' figures (dicts, see
-    :func:`papers_for`), and how it was made.
+    """The report, as ``cipher-cores report --json`` writes it: rows (see :func:`derive_row`) of
+    the :class:`~scripts.flow.build.DeviceMeasurement` list ``measurements``, the papers' figures
+    (dicts, see :func:`papers_for`), and how it was made.
 
-    ``cycles`` maps a configuration label to its cycle figures (dict)."""
-    rows = [derive_row(m, cycles.get(m["label"])) for m in measurements]
+    ``cycles`` maps a configuration label to its :class:`~scripts.flow.measure.CycleFigures`."""
+    rows = [derive_row(m, cycles.get(m.label)) for m in measurements]
     return {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command,
@@ -123,7 +134,7 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
             "slices": "ceil(max(LUT4, FF) / 2), a perfect-packing lower bound; block RAM "
                       "not counted",
         },
-        "cycles": cycles,
+        "cycles": {label: figures.to_dict() for label, figures in cycles.items()},
         "rows": rows,
         "papers": list(papers),
         "errors": list(errors),
@@ -131,41 +142,72 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
 
 
 def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
-               root="build/report", progress=None, command: str = "",
-               measure_cycles_fn=None, environ=None) -> dict:
+               executor: Executor | None = None, root="build/report", progress=None,
+               command: str = "") -> dict:
     """Measure every configuration (:class:`~cores.catalog.CoreConfig`) on every device
     (a class of :mod:`platforms.devices`) and :func:`assemble` the report.
 
-    Cycles are simulated once per configuration; builds run on ``jobs`` threads. A build that
-    fails is listed under ``errors`` and left out of the rows."""
-    from .build import measure_device, run_jobs
-    from .measure import measure_cycles
+    The simulations (one per configuration) and the builds (one per configuration and device,
+    each placed with every seed) run on ``executor``: any :class:`concurrent.futures.Executor`,
+    such as a Dask cluster's; by default this process for ``jobs == 1`` and ``jobs`` local worker
+    processes otherwise (:func:`~scripts.flow.jobs.local_executor`). A build that fails is listed
+    under ``errors`` and left out of the rows."""
+    from . import jobs as flow_jobs
     from .progress import Progress
     from .toolchain import tool_versions
 
     progress = progress or Progress(enabled=False)
-    measure_cycles_fn = measure_cycles_fn or measure_cycles
     started = time.monotonic()
-    cycles = {}
-    for config in configs:
-        progress.update(config.label, "simulating cycles")
-        figures = measure_cycles_fn(config).to_dict()
-        cycles[config.label] = figures
-        state = "verified" if figures["verified"] else "WRONG RESULTS vs reference"
-        progress.update(config.label, f"{figures['cycles_per_block']:g} cycles/block, latency "
-                                      f"{figures['latency']}, {state}", done=True)
-
-    def job(config, device):
-        return lambda: measure_device(config, device, seeds=seeds, root=root,
-                                      progress=progress, environ=environ)
-    pairs = [(config, device) for config in configs for device in devices]
-    results = run_jobs([job(config, device) for config, device in pairs], jobs)
-    measurements, errors = [], []
-    for (config, device), result in zip(pairs, results):
-        if isinstance(result, Exception):
-            errors.append(f"{config.label} @ {device.name}: {result}")
-        else:
-            measurements.append(result)
+    own_executor = executor is None
+    if own_executor:
+        executor = flow_jobs.local_executor(jobs)
+    sink, relay = flow_jobs.progress_for(executor, progress)
+    try:
+        cycle_futures = {}
+        for config in configs:
+            progress.update(config.label, "simulating cycles")
+            cycle_futures[config.label] = executor.submit(flow_jobs.run_cycles_job, config.text)
+        pairs = [(config, device) for config in configs for device in devices]
+        futures = []
+        for config, device in pairs:
+            job = flow_jobs.MeasureJob(config.text, device.name, tuple(seeds), str(root))
+            key = f"{config.label} @ {device.name}"
+            if sink is None:
+                progress.update(key, "submitted")
+            futures.append(executor.submit(flow_jobs.run_measure_job, job, sink))
+        cycles = {}
+        errors = []
+        for config in configs:
+            try:
+                figures = cycle_futures[config.label].result()
+            except Exception as error:
+                errors.append(f"{config.label}: simulation failed: {error}")
+                progress.update(config.label, "simulation FAILED", done=True)
+                continue
+            cycles[config.label] = figures
+            state = "verified" if figures.verified else "WRONG RESULTS vs reference"
+            progress.update(config.label, f"{figures.cycles_per_block:g} cycles/block, latency "
+                                          f"{figures.latency}, {state}", done=True)
+        measurements = []
+        for (config, device), future in zip(pairs, futures):
+            key = f"{config.label} @ {device.name}"
+            try:
+                measurement = future.result()
+            except Exception as error:
+                errors.append(f"{key}: {error}")
+                if sink is None:
+                    progress.update(key, "FAILED", done=True)
+                continue
+            measurements.append(measurement)
+            if sink is None:
+                state = ("done" if measurement.fit else
+                         f"does not fit: {measurement.fit_reason}")
+                progress.update(key, state, done=True)
+    finally:
+        if own_executor:
+            executor.shutdown()
+        if relay is not None:
+            relay.close()
     return assemble(measurements, cycles, papers=papers_for(configs), command=command,
                     tool_versions=tool_versions(),
                     seeds=seeds, elapsed_s=time.monotonic() - started, errors=errors,

@@ -7,6 +7,12 @@ with this package. :func:`configure_toolchain` points every variable the user ha
 YoWASP command, so a build works with no system tools and no setup, while a user who has native
 tools keeps them by setting the variable (``YOSYS=yosys``, ...).
 
+A YoWASP command is looked for on ``PATH`` and then next to the running Python (the ``bin`` folder
+of a virtual environment), so that ``venv/bin/cipher-cores`` works without activating the
+environment, under pipx, or from an IDE. The variables set here are listed in
+``CIPHER_CORES_TOOL_VARS`` (inherited by worker processes), so that an error names a variable only
+when the user set it.
+
 The first run of each YoWASP tool compiles its WebAssembly to machine code (about a minute for
 Yosys, seconds for nextpnr) and caches the result; :func:`prepare_tools` does that up front and
 says so, so that a build does not seem to hang.
@@ -29,6 +35,7 @@ from typing import Callable, Iterable, MutableMapping
 
 __all__ = [
     "YOWASP_TOOLS", "ToolchainError", "tool_env_var", "configure_toolchain", "resolve_tool",
+    "find_yowasp", "TOOL_VARS_MARKER",
     "is_yowasp", "yowasp_cache_is_cold", "prepare_tools", "tool_versions", "configure_export",
 ]
 
@@ -65,36 +72,77 @@ def tool_env_var(name: str) -> str:
     return name.upper().replace("-", "_").replace("+", "X")
 
 
+#: The environment variable listing the tool variables :func:`configure_toolchain` set.
+TOOL_VARS_MARKER = "CIPHER_CORES_TOOL_VARS"
+
+
+def _which(command: str, environ) -> str | None:
+    return shutil.which(command, path=environ.get("PATH", os.environ.get("PATH", os.defpath)))
+
+
+def find_yowasp(command: str, environ: MutableMapping[str, str] | None = None) -> str | None:
+    """How to run YoWASP ``command``: its name if it is on ``PATH``, else its path next to the
+    running Python (a virtual environment's ``bin``), else ``None``."""
+    environ = os.environ if environ is None else environ
+    if _which(command, environ) is not None:
+        return command
+    beside = pathlib.Path(sys.executable).parent / command
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return None
+
+
+def _ours(environ) -> set:
+    return set(filter(None, environ.get(TOOL_VARS_MARKER, "").split(",")))
+
+
+def _set_ours(environ, var: str, value: str):
+    environ[var] = value
+    environ[TOOL_VARS_MARKER] = ",".join(sorted(_ours(environ) | {var}))
+
+
 def configure_toolchain(environ: MutableMapping[str, str] | None = None) -> dict:
-    """Point every tool variable the user has not set at its YoWASP command.
+    """Point every tool variable the user has not set at its YoWASP command (found by
+    :func:`find_yowasp`; the plain command name if it is nowhere, for :func:`resolve_tool` to
+    report).
 
     Returns the variables that were set (name to value). ``environ`` defaults to
-    :data:`os.environ`; variables already present are left alone.
+    :data:`os.environ`; variables the user set are left alone.
     """
     if environ is None:
         environ = os.environ
     changed = {}
+    ours = _ours(environ)
     for name, tool in YOWASP_TOOLS.items():
         var = tool_env_var(name)
-        if var not in environ:
-            environ[var] = tool.command
-            changed[var] = tool.command
+        if var not in environ or var in ours:
+            command = find_yowasp(tool.command, environ) or tool.command
+            if environ.get(var) != command:
+                _set_ours(environ, var, command)
+                changed[var] = command
     return changed
 
 
 def resolve_tool(name: str, environ: MutableMapping[str, str] | None = None) -> str:
     """The command that runs tool ``name``: its environment variable, else its plain name.
 
-    Raises :exc:`ToolchainError` if that command is not on ``PATH``.
+    Raises :exc:`ToolchainError` if that command cannot be found. The message names the
+    environment variable only if the user set it.
     """
     if environ is None:
         environ = os.environ
     var = tool_env_var(name)
     command = environ.get(var, name)
-    if shutil.which(command) is None:
-        if var in environ:
+    if _which(command, environ) is None:
+        if var in environ and var not in _ours(environ):
             raise ToolchainError(f"cannot find {name} as {command!r} (from ${var})")
-        raise ToolchainError(f"cannot find {name} on PATH; install it or set ${var}")
+        tool = YOWASP_TOOLS.get(name)
+        if tool is not None and is_yowasp(command):
+            raise ToolchainError(
+                f"cannot find {tool.command} on PATH or next to Python "
+                f"({pathlib.Path(sys.executable).parent}); install it with "
+                f"pip install {tool.distribution}")
+        raise ToolchainError(f"cannot find {name} on PATH")
     return command
 
 
@@ -135,13 +183,14 @@ def prepare_tools(names: Iterable[str], *, say: Callable[[str], None] | None = N
     if say is None:
         def say(message):
             print(message, file=sys.stderr, flush=True)
-    commands = {}
-    for name in names:
-        command = resolve_tool(name, environ)
-        commands[name] = command
-        if name in YOWASP_TOOLS and is_yowasp(command) and yowasp_cache_is_cold(name):
-            say(f"Compiling the WebAssembly of {command} for this machine (first use only; "
-                f"about a minute for Yosys, a few seconds for the others; cached afterwards)...")
+    commands = {name: resolve_tool(name, environ) for name in names}
+    cold = [command for name, command in commands.items()
+            if name in YOWASP_TOOLS and is_yowasp(command) and yowasp_cache_is_cold(name)]
+    if cold:
+        names_text = ", ".join(pathlib.Path(command).name for command in cold)
+        say(f"Compiling the WebAssembly of {names_text} for this machine (first use only; "
+            f"a few minutes for Yosys, seconds for the others; cached afterwards)...")
+        for command in cold:
             subprocess.run([command, "--help"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, env=dict(environ), check=False)
     return commands
@@ -197,7 +246,10 @@ def configure_export(environ: MutableMapping[str, str] | None = None) -> dict:
         if "AMARANTH_USE_YOSYS" not in environ:
             environ["AMARANTH_USE_YOSYS"] = "system"
             changed["AMARANTH_USE_YOSYS"] = "system"
-        if "YOSYS" not in environ:
-            environ["YOSYS"] = YOWASP_TOOLS["yosys"].command
-            changed["YOSYS"] = YOWASP_TOOLS["yosys"].command
+        if "YOSYS" not in environ or "YOSYS" in _ours(environ):
+            command = find_yowasp(YOWASP_TOOLS["yosys"].command, environ) or \
+                YOWASP_TOOLS["yosys"].command
+            if environ.get("YOSYS") != command:
+                _set_ours(environ, "YOSYS", command)
+                changed["YOSYS"] = command
     return changed
