@@ -96,18 +96,27 @@ def extract_plan(plan, root) -> PlanFiles:
     return PlanFiles(root, name, commands)
 
 
+#: Tools whose own log (given by this option) is complete where their printed output is not:
+#: YoWASP Yosys stops printing to its standard output once ABC has run, but its ``-l`` log
+#: (Amaranth's ``top.rpt``) goes on to the end of the script.
+_OWN_LOG_OPTION = {"yosys": "-l"}
+
+
 def run_step(argv: list, cwd, log_name: str, environ=None) -> int:
     """Run tool command ``argv`` (``argv[0]`` is the tool's name, as in Amaranth's command lists)
     in ``cwd``, with its output in ``cwd/log_name``. Returns the exit code.
 
     The log starts with the command line and ends with the exit status, so that it is never
-    empty even for a tool that prints nothing when it succeeds (``icepack``).
+    empty even for a tool that prints nothing when it succeeds (``icepack``). For Yosys, the
+    body is Yosys' own complete log (see :data:`_OWN_LOG_OPTION`).
     """
     environ = dict(os.environ if environ is None else environ)
     command = environ.get(tool_env_var(argv[0]), argv[0])
     started = time.monotonic()
-    with open(pathlib.Path(cwd) / log_name, "w") as log:
-        log.write(f"$ {shlex.join([command, *argv[1:]])}\n")
+    path = pathlib.Path(cwd) / log_name
+    header = f"$ {shlex.join([command, *argv[1:]])}\n"
+    with open(path, "w") as log:
+        log.write(header)
         log.flush()
         try:
             result = subprocess.run([command, *argv[1:]], cwd=cwd, stdout=log,
@@ -115,6 +124,17 @@ def run_step(argv: list, cwd, log_name: str, environ=None) -> int:
                                     stdin=subprocess.DEVNULL)
         except FileNotFoundError:
             raise BuildError(f"cannot run {argv[0]} as {command!r}: not found") from None
+    own_option = _OWN_LOG_OPTION.get(argv[0])
+    own_log = _option_value(argv, own_option) if own_option else None
+    if own_log and (pathlib.Path(cwd) / own_log).is_file():
+        own = (pathlib.Path(cwd) / own_log).read_text(errors="replace")
+        if own.strip():
+            printed = path.read_text(errors="replace")[len(header):]
+            # Keep what was printed but is not in the tool's log (YoWASP's notices).
+            extra = [line for line in printed.splitlines()
+                     if line.strip() and line not in own]
+            path.write_text(header + "".join(f"{line}\n" for line in extra) + own)
+    with open(path, "a") as log:
         log.write(f"\n$ exit status {result.returncode} after "
                   f"{time.monotonic() - started:.1f} s\n")
     return result.returncode
