@@ -73,7 +73,7 @@ def simulate_mode(engine, operations, *, rng=None, max_gap=0, max_stall=0, max_e
 
     async def consumer(ctx):
         for stall in stalls:
-            if max_stall:
+            if stall:
                 ctx.set(engine.output.ready, 0)
                 await ctx.tick().repeat(stall)
             ctx.set(engine.output.ready, 1)
