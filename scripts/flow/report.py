@@ -162,6 +162,7 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
     if own_executor:
         executor = flow_jobs.local_executor(jobs)
     sink, relay = flow_jobs.progress_for(executor, progress)
+    finished = False
     try:
         cycle_futures = {}
         for config in configs:
@@ -203,9 +204,11 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
                 state = ("done" if measurement.fit else
                          f"does not fit: {measurement.fit_reason}")
                 progress.update(key, state, done=True)
+        finished = True
     finally:
         if own_executor:
-            executor.shutdown()
+            # Interrupted (Ctrl-C): drop the queued jobs rather than wait for them.
+            executor.shutdown(wait=finished, cancel_futures=not finished)
         if relay is not None:
             relay.close()
     return assemble(measurements, cycles, papers=papers_for(configs), command=command,
