@@ -8,10 +8,9 @@ the catalog for a test.
 """
 
 from amaranth.hdl import Cat, Module, Signal
-from amaranth.lib import wiring
 
 from cores.catalog import CipherEntry
-from cores.interface import BlockCipherSignature
+from cores.cipher import BlockCipher, Handshake
 
 
 __all__ = ["ToyCipher", "toy_encrypt", "toy_decrypt", "encrypt_block", "decrypt_block",
@@ -51,8 +50,11 @@ def decrypt_block(key: int, block: int, key_bits: int = 80) -> int:
     return toy_decrypt(key, block, key_bits=key_bits)
 
 
-class ToyCipher(wiring.Component):
+class ToyCipher(BlockCipher):
     """A stand-in core: ``rounds`` clock cycles per block, one round per cycle.
+
+    It uses the shared :class:`~cores.cipher.Handshake` without a key expansion and without
+    overlap: a block is accepted only once the previous result has left.
 
     Parameters
     ----------
@@ -66,27 +68,43 @@ class ToyCipher(wiring.Component):
     key, input, output
         As in :class:`~cores.interface.BlockCipherSignature`.
 
-    Latency ``rounds + 1`` cycles from input transfer to output valid; one block at a time.
+    Latency ``rounds + 1`` edges from input transfer to output transfer; initiation interval
+    ``rounds + 2`` (one block at a time); key load 1 edge.
     """
     def __init__(self, *, block_bits: int = 64, key_bits: int = 80, rounds: int = 4):
         if not isinstance(rounds, int) or rounds < 1:
             raise ValueError(f"rounds must be a positive integer, not {rounds!r}")
         self._rounds = rounds
-        super().__init__(BlockCipherSignature(block_bits, key_bits))
+        super().__init__(block_bits, key_bits)
 
     @property
     def rounds(self) -> int:
         return self._rounds
 
+    @property
+    def latency(self) -> int:
+        return self._rounds + 1
+
+    @property
+    def initiation_interval(self) -> int:
+        return self._rounds + 2
+
+    @property
+    def key_load_cycles(self) -> int:
+        return 1
+
     def elaborate(self, platform):
         m = Module()
         width = self.signature.block_bits
         key = Signal(self.signature.key_bits)
-        has_key = Signal()
         state = Signal(width)
         decrypt = Signal()
         count = Signal(range(self._rounds))
         subkey = key[:width]
+
+        m.submodules.control = control = Handshake(expands_key=False, overlap=False)
+        control.connect_streams(m, self)
+        m.d.comb += control.block_done.eq(count == self._rounds - 1)
 
         def rotl1(value):
             return Cat(value[-1], value[:-1])
@@ -95,33 +113,20 @@ class ToyCipher(wiring.Component):
             return Cat(value[1:], value[0])
 
         m.d.comb += self.output.payload.eq(state)
-        with m.FSM():
-            with m.State("Idle"):
-                m.d.comb += [
-                    self.key.ready.eq(1),
-                    self.input.ready.eq(has_key & ~self.key.valid),
-                ]
-                with m.If(self.key.valid):
-                    m.d.sync += [key.eq(self.key.payload), has_key.eq(1)]
-                with m.Elif(self.input.valid & has_key):
-                    m.d.sync += [
-                        state.eq(self.input.payload.block),
-                        decrypt.eq(self.input.payload.decrypt),
-                        count.eq(0),
-                    ]
-                    m.next = "Round"
-            with m.State("Round"):
-                with m.If(decrypt):
-                    m.d.sync += state.eq(rotr1(state ^ subkey))
-                with m.Else():
-                    m.d.sync += state.eq(rotl1(state) ^ subkey)
-                m.d.sync += count.eq(count + 1)
-                with m.If(count == self._rounds - 1):
-                    m.next = "Output"
-            with m.State("Output"):
-                m.d.comb += self.output.valid.eq(1)
-                with m.If(self.output.ready):
-                    m.next = "Idle"
+        with m.If(control.load_key):
+            m.d.sync += key.eq(self.key.payload)
+        with m.If(control.load_block):
+            m.d.sync += [
+                state.eq(self.input.payload.block),
+                decrypt.eq(self.input.payload.decrypt),
+                count.eq(0),
+            ]
+        with m.If(control.running):
+            with m.If(decrypt):
+                m.d.sync += state.eq(rotr1(state ^ subkey))
+            with m.Else():
+                m.d.sync += state.eq(rotl1(state) ^ subkey)
+            m.d.sync += count.eq(count + 1)
         return m
 
 

@@ -1,9 +1,8 @@
 """The round-based AES core: one full round per clock cycle, both directions in one datapath."""
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import wiring
 
-from ..interface import BlockCipherSignature
+from ..cipher import BlockCipher, Handshake
 from .key_schedule import KeySchedule
 from .reference import check_key_bits
 from .round import RoundFunction
@@ -14,7 +13,7 @@ from .transforms import KEY_WORDS, ROUNDS
 __all__ = ["AES"]
 
 
-class AES(wiring.Component):
+class AES(BlockCipher):
     """AES-128/192/256 encryption and decryption (FIPS-197), one round per clock cycle.
 
     Each block on ``input`` is encrypted or decrypted, as its ``decrypt`` bit asks, under the last
@@ -63,7 +62,7 @@ class AES(wiring.Component):
     def __init__(self, key_bits: int = 128, *, sbox: str = "bram"):
         self._key_bits = check_key_bits(key_bits)
         self._sbox = check_sbox(sbox)
-        super().__init__(BlockCipherSignature(128, key_bits))
+        super().__init__(128, key_bits)
 
     @property
     def key_bits(self) -> int:
@@ -80,17 +79,14 @@ class AES(wiring.Component):
 
     @property
     def latency(self) -> int:
-        """Edges from a block's input transfer to its output transfer, with ``output.ready`` high."""
         return self.rounds + 1
 
     @property
     def initiation_interval(self) -> int:
-        """Edges between blocks processed back to back."""
         return self.rounds + 1
 
     @property
     def key_load_cycles(self) -> int:
-        """Edges from a key transfer to the first edge at which a block can transfer."""
         return self.rounds + 1
 
     def elaborate(self, platform):
@@ -122,80 +118,64 @@ class AES(wiring.Component):
             round_function.last.eq(last_round),
         ]
 
+        # The shared handshake decides what happens on each edge; the datapath follows its strobes.
+        m.submodules.control = control = Handshake()
+        control.connect_streams(m, self)
+        m.d.comb += [
+            control.key_done.eq(step == nr),
+            control.block_done.eq(last_round),
+        ]
         request = self.input.payload
 
-        def accept_block():
+        with m.If(control.load_key):
             m.d.comb += [
-                self.input.ready.eq(1),
-                state.d.eq(request.block ^ Mux(request.decrypt, last_round_key,
-                                               first_round_key)),
-                state.d_inverse.eq(request.decrypt),
-                state.en.eq(self.input.valid),
-                key_schedule.d.eq(Mux(request.decrypt, penultimate_window, second_window)),
-                key_schedule.d_step.eq(Mux(request.decrypt, nr - 1, 2)),
-                key_schedule.d_backward.eq(request.decrypt),
-                key_schedule.en.eq(self.input.valid),
-            ]
-            with m.If(self.input.valid):
-                m.next = "Round"
-
-        def accept_key():
-            m.d.comb += [
-                self.key.ready.eq(1),
                 key_schedule.d.eq(self.key.payload),
                 key_schedule.d_step.eq(1),
                 key_schedule.d_backward.eq(0),
-                key_schedule.en.eq(self.key.valid),
+                key_schedule.en.eq(1),
             ]
-            with m.If(self.key.valid):
-                m.d.sync += first_round_key.eq(self.key.payload[-128:])
-                m.next = "Expand key"
+            m.d.sync += first_round_key.eq(self.key.payload[-128:])
 
-        with m.FSM(init="No key"):
-            with m.State("No key"):
-                accept_key()
+        with m.If(control.expanding):
+            # Forward through the whole schedule once, keeping what blocks start from.
+            m.d.comb += [
+                key_schedule.d.eq(key_schedule.next_window),
+                key_schedule.d_step.eq(step + 1),
+                key_schedule.d_backward.eq(0),
+                key_schedule.en.eq(1),
+            ]
+            with m.If(step == 1):
+                m.d.sync += second_window.eq(key_schedule.next_window)
+            with m.If(step == nr - 1):
+                m.d.sync += penultimate_window.eq(key_schedule.next_window)
+            with m.If(step == nr):
+                m.d.sync += last_round_key.eq(key_schedule.next_window[-128:])
 
-            with m.State("Expand key"):
-                # Forward through the whole schedule once, keeping what blocks start from.
-                m.d.comb += [
-                    key_schedule.d.eq(key_schedule.next_window),
-                    key_schedule.d_step.eq(step + 1),
-                    key_schedule.d_backward.eq(0),
-                    key_schedule.en.eq(1),
-                ]
-                with m.If(step == 1):
-                    m.d.sync += second_window.eq(key_schedule.next_window)
-                with m.If(step == nr - 1):
-                    m.d.sync += penultimate_window.eq(key_schedule.next_window)
-                with m.If(step == nr):
-                    m.d.sync += last_round_key.eq(key_schedule.next_window[-128:])
-                    m.next = "Idle"
+        with m.If(control.running):
+            m.d.comb += [
+                state.d.eq(round_function.result),
+                state.d_inverse.eq(decrypting),
+                state.en.eq(1),
+                key_schedule.d.eq(key_schedule.next_window),
+                key_schedule.d_step.eq(Mux(decrypting, step - 1, step + 1)),
+                key_schedule.d_backward.eq(decrypting),
+                key_schedule.en.eq(1),
+            ]
 
-            with m.State("Idle"):
-                accept_key()
-                with m.If(~self.key.valid):
-                    accept_block()
+        with m.If(control.load_block):
+            # In "Idle", or in "Output" on the edge where the result leaves: the state register
+            # is free for the next block on that same edge.
+            m.d.comb += [
+                state.d.eq(request.block ^ Mux(request.decrypt, last_round_key,
+                                               first_round_key)),
+                state.d_inverse.eq(request.decrypt),
+                state.en.eq(1),
+                key_schedule.d.eq(Mux(request.decrypt, penultimate_window, second_window)),
+                key_schedule.d_step.eq(Mux(request.decrypt, nr - 1, 2)),
+                key_schedule.d_backward.eq(request.decrypt),
+                key_schedule.en.eq(1),
+            ]
 
-            with m.State("Round"):
-                m.d.comb += [
-                    state.d.eq(round_function.result),
-                    state.d_inverse.eq(decrypting),
-                    state.en.eq(1),
-                    key_schedule.d.eq(key_schedule.next_window),
-                    key_schedule.d_step.eq(Mux(decrypting, step - 1, step + 1)),
-                    key_schedule.d_backward.eq(decrypting),
-                    key_schedule.en.eq(1),
-                ]
-                with m.If(last_round):
-                    m.next = "Output"
-
-            with m.State("Output"):
-                m.d.comb += [self.output.valid.eq(1), self.output.payload.eq(state.q)]
-                with m.If(self.output.ready):
-                    m.next = "Idle"
-                    # The result leaves on this edge, so the state register is free for the next
-                    # block on the same edge, unless a key is waiting: it goes first.
-                    with m.If(~self.key.valid):
-                        accept_block()
+        m.d.comb += self.output.payload.eq(state.q)
 
         return m

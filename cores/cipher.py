@@ -1,0 +1,232 @@
+"""What every block-cipher core shares: its base class and the key/input/output handshake.
+
+:class:`BlockCipher` is the base of every core: a :class:`~amaranth.lib.wiring.Component` whose
+signature is a :class:`~cores.interface.BlockCipherSignature`, with the cycle figures every core
+states (:attr:`~BlockCipher.latency`, :attr:`~BlockCipher.initiation_interval`,
+:attr:`~BlockCipher.key_load_cycles`).
+
+:class:`Handshake` is the one piece of gateware that keeps the contract of
+:class:`~cores.interface.BlockCipherSignature` for a core that processes one block at a time: it
+owns the "key loaded" flag and the idle / key expansion / rounds / output-pending state, drives
+``key.ready``, ``input.ready`` and ``output.valid``, and gives the datapath one strobe per event
+(``load_key``, ``load_block``, ``take_output``) and one level per phase (``expanding``,
+``running``). The datapath only says when a key expansion or a block is done.
+"""
+
+import abc
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .interface import BlockCipherSignature
+
+
+__all__ = ["BlockCipher", "Handshake"]
+
+
+class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
+    """Base class of the cipher cores: the shared signature and the cycle figures.
+
+    A subclass implements ``elaborate`` and the three properties below (it cannot be instantiated
+    without them), each computed from its parameters, never measured; the contract tests (``tests/test_contract.py``) measure every
+    catalog configuration by simulation and check that the figures are exact, and the same for
+    every key, block and direction.
+
+    Parameters
+    ----------
+    block_bits, key_bits : :class:`int`
+        Widths of a block and of a key, as in :class:`~cores.interface.BlockCipherSignature`.
+
+    Members
+    -------
+    key : ``In(stream.Signature(unsigned(key_bits)))``
+    input : ``In(stream.Signature(BlockRequest(block_bits)))``
+    output : ``Out(stream.Signature(unsigned(block_bits)))``
+        As in :class:`~cores.interface.BlockCipherSignature`, with its contract.
+    """
+    def __init__(self, block_bits: int, key_bits: int):
+        super().__init__(BlockCipherSignature(block_bits, key_bits))
+
+    @property
+    def block_bits(self) -> int:
+        """Width of a block."""
+        return self.signature.block_bits
+
+    @property
+    @abc.abstractmethod
+    def latency(self) -> int:
+        """Edges from the edge where a block transfers in to the edge where its result transfers
+        out, with ``output.ready`` held high. The same for every key, block and direction."""
+
+    @property
+    @abc.abstractmethod
+    def initiation_interval(self) -> int:
+        """Edges between the input transfers of blocks offered back to back under one key (and
+        between their results), with ``output.ready`` held high."""
+
+    @property
+    @abc.abstractmethod
+    def key_load_cycles(self) -> int:
+        """Edges from a key transfer to the first edge at which a block can transfer."""
+
+
+class Handshake(wiring.Component):
+    """The key/input/output handshake of a core that holds one block at a time.
+
+    The core connects its streams with :meth:`connect_streams` (which drives ``key.ready``,
+    ``input.ready`` and ``output.valid`` and reads the other handshake signals), tells the
+    handshake when its key expansion and its rounds are done, and drives its datapath from the
+    strobes. Everything else in the contract of :class:`~cores.interface.BlockCipherSignature`
+    follows from this state machine:
+
+    ========== ============================== ===================================================
+    state      ready / valid                  leaves
+    ========== ============================== ===================================================
+    Idle       ``key.ready``; ``input.ready``  to "Expand key" on a key transfer (if
+               if a key is loaded and          ``expands_key``); to "Round" on a block transfer
+               ``key.valid`` is low
+    Expand key none                           to "Idle" on the edge where ``key_done`` is high
+    Round      none                           to "Output" on the edge where ``block_done`` is high
+    Output     ``output.valid``; with         to "Idle" on the output transfer, or to "Round" if
+               ``overlap``, ``input.ready``    a block transfers on the same edge
+               if ``output.ready`` is high
+               and ``key.valid`` is low
+    ========== ============================== ===================================================
+
+    So ``key.ready`` is high only in "Idle" (no block in the core, no result waiting, no key
+    expansion running), no block is accepted before the first key (the *key loaded* flag, cleared
+    by reset), a waiting key goes before any further block (``input.ready`` is low while
+    ``key.valid`` is high), and ``output.valid`` is a state, so it holds until the transfer. A
+    reset returns to "Idle" with no key loaded.
+
+    Cycle counts, with E the cycles of "Expand key" (the edges up to and including the one where
+    ``key_done`` is high) and R those of "Round": latency R + 1; initiation interval R + 1 with
+    ``overlap``, R + 2 without; key load E + 1 with ``expands_key``, 1 without.
+
+    Parameters
+    ----------
+    expands_key : :class:`bool`
+        Whether a key transfer is followed by a key expansion ("Expand key"); without one a block
+        can transfer on the edge after the key.
+    overlap : :class:`bool`
+        Whether a block can transfer on the edge where the previous result transfers out (the
+        datapath must then load the block and hand over the result on the same edge).
+
+    Members
+    -------
+    key_valid, input_valid, output_ready : ``In(1)``
+        The core's ``key.valid``, ``input.valid`` and ``output.ready``.
+    key_ready, input_ready, output_valid : ``Out(1)``
+        The core's ``key.ready``, ``input.ready`` and ``output.valid``.
+    key_done : ``In(1)``
+        High in the last cycle of the key expansion (read only in "Expand key").
+    block_done : ``In(1)``
+        High in the last round cycle of a block (read only in "Round").
+    load_key : ``Out(1)``
+        A key transfers on this edge.
+    load_block : ``Out(1)``
+        A block transfers on this edge.
+    take_output : ``Out(1)``
+        The result transfers out on this edge.
+    expanding : ``Out(1)``
+        In "Expand key": the key expansion advances on this edge.
+    running : ``Out(1)``
+        In "Round": the rounds advance on this edge.
+    advancing : ``Out(1)``
+        ``expanding | running``: the datapath's counter advances on this edge.
+    key_loaded : ``Out(1)``
+        A key has been loaded since reset.
+    """
+    key_valid: In(1)
+    key_ready: Out(1)
+    input_valid: In(1)
+    input_ready: Out(1)
+    output_valid: Out(1)
+    output_ready: In(1)
+
+    key_done: In(1)
+    block_done: In(1)
+
+    load_key: Out(1)
+    load_block: Out(1)
+    take_output: Out(1)
+    expanding: Out(1)
+    running: Out(1)
+    advancing: Out(1)
+    key_loaded: Out(1)
+
+    def __init__(self, *, expands_key: bool = True, overlap: bool = True):
+        for name, value in (("expands_key", expands_key), ("overlap", overlap)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be a bool, not {value!r}")
+        self._expands_key = expands_key
+        self._overlap = overlap
+        super().__init__()
+
+    @property
+    def expands_key(self) -> bool:
+        return self._expands_key
+
+    @property
+    def overlap(self) -> bool:
+        return self._overlap
+
+    def connect_streams(self, m: Module, core: wiring.Component):
+        """Connect the ``valid``/``ready`` signals of ``core``'s three streams to this handshake
+        (in ``m.d.comb``). The payloads are the datapath's business."""
+        m.d.comb += [
+            self.key_valid.eq(core.key.valid),
+            core.key.ready.eq(self.key_ready),
+            self.input_valid.eq(core.input.valid),
+            core.input.ready.eq(self.input_ready),
+            core.output.valid.eq(self.output_valid),
+            self.output_ready.eq(core.output.ready),
+        ]
+
+    def elaborate(self, platform):
+        m = Module()
+
+        m.d.comb += [
+            self.load_key.eq(self.key_valid & self.key_ready),
+            self.load_block.eq(self.input_valid & self.input_ready),
+            self.take_output.eq(self.output_valid & self.output_ready),
+        ]
+        with m.If(self.load_key):
+            m.d.sync += self.key_loaded.eq(1)
+
+        with m.FSM():
+            with m.State("Idle"):
+                m.d.comb += [
+                    self.key_ready.eq(1),
+                    self.input_ready.eq(self.key_loaded & ~self.key_valid),
+                ]
+                if self._expands_key:
+                    with m.If(self.key_valid):
+                        m.next = "Expand key"
+                with m.If(self.load_block):
+                    m.next = "Round"
+
+            if self._expands_key:
+                with m.State("Expand key"):
+                    m.d.comb += [self.expanding.eq(1), self.advancing.eq(1)]
+                    with m.If(self.key_done):
+                        m.next = "Idle"
+
+            with m.State("Round"):
+                m.d.comb += [self.running.eq(1), self.advancing.eq(1)]
+                with m.If(self.block_done):
+                    m.next = "Output"
+
+            with m.State("Output"):
+                # The result leaves on an edge where output.ready is high; with `overlap` the
+                # datapath can take the next block on that same edge. A key waits for "Idle".
+                m.d.comb += self.output_valid.eq(1)
+                if self._overlap:
+                    m.d.comb += self.input_ready.eq(self.output_ready & ~self.key_valid)
+                with m.If(self.output_ready):
+                    m.next = "Idle"
+                with m.If(self.load_block):
+                    m.next = "Round"
+
+        return m
