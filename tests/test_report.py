@@ -312,3 +312,9 @@ def test_cycles_of_aes_are_verified():
     figures = measure_cycles(spec_config, blocks=3)
     assert figures.verified
     assert math.isfinite(figures.cycles_per_block)
+
+
+def test_cycles_of_an_encrypt_only_core_are_verified_against_encryption():
+    figures = measure_cycles(parse_config("present-80:decrypt=no"), blocks=3)
+    assert figures.verified
+    assert figures.key_to_input == 1
