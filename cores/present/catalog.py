@@ -3,6 +3,8 @@
 from ..catalog import CipherEntry, CoreOption, PaperFigure
 from . import reference
 from .core import PRESENT, ROUNDS_PER_CYCLE
+from .pipelined import PipelinedPRESENT
+from .serial import SerialPRESENT
 from .tables import BLOCK_BITS, KEY_SIZES
 from .vectors import PAPER_VECTORS
 
@@ -33,4 +35,23 @@ CATALOG = (
         vectors=PAPER_VECTORS,
         papers=PAPERS,
         report_defaults=("present-80", "present-128")),
+    CipherEntry(
+        name="present-serial", title="PRESENT-serial", component=SerialPRESENT,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
+        description="one S-box, the key schedule a bit per clock: for the smallest devices",
+        options=(CoreOption("decrypt", bool, True, (True, False),
+                            "include the decryption datapath and the final-key ring"),),
+        vectors=PAPER_VECTORS,
+        report_defaults=("present-serial-80", "present-serial-80:decrypt=no")),
+    CipherEntry(
+        name="present-pipelined", title="PRESENT-pipelined", component=PipelinedPRESENT,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
+        description="31 rounds unrolled, a register after each: one block per clock",
+        options=(CoreOption("decrypt", bool, True, (True, False),
+                            "include the decryption rounds (each block picks its direction)"),),
+        vectors=PAPER_VECTORS,
+        # Not in the default sweep: it does not fit the UP5K or the ECP5-25F.
+        report_defaults=()),
 )

@@ -1,0 +1,254 @@
+"""A pipelined PRESENT-80/128 core: 31 rounds unrolled, one block per clock."""
+
+from amaranth.hdl import C, Module, Mux, Signal
+from amaranth.lib import wiring
+
+from ..interface import BlockCipherSignature
+from .key_schedule import round_key, update_key
+from .reference import check_key_bits
+from .round import p_layer, s_layer
+from .tables import BLOCK_BITS, COUNTER_BITS, ROUNDS
+
+
+__all__ = ["PipelinedPRESENT"]
+
+
+#: Key schedule registers sit at every KEY_SPACING-th stage; the stages between take their round
+#: key from the register before them through at most KEY_SPACING - 1 updates. Two updates in a
+#: row are still one LUT level (the second update's S-box reads bits the first one only
+#: rotated and added a constant to), so the round keys cost no extra depth, and this halves the
+#: ~2,500 key flip-flops of one register per stage, which is what makes the core fit an iCE40
+#: HX8K.
+KEY_SPACING = 2
+
+
+class PipelinedPRESENT(wiring.Component):
+    """PRESENT-80/128 (Bogdanov et al., CHES 2007) with the 31 rounds unrolled and a register
+    after each: a new block can enter on every clock edge.
+
+    Pipeline: stage 0 registers the block with the first AddRoundKey; stage r (1..31) registers
+    round r, ``pLayer(sBoxLayer(x)) ^ K(r+1)``, so stage 31 holds the ciphertext. Each stage is
+    two LUT levels (an S-box output bit, then the round-key XOR). A ``valid`` bit travels with each
+    block. When ``output.ready`` is low while a result is waiting, the whole pipe stands still
+    (one clock enable for every stage), so no block is lost or duplicated.
+
+    Round keys are derived in the pipe beside the data, never stored as a table: the key registers
+    form a chain along the stages, each computing :data:`KEY_SPACING` key-schedule updates from
+    the one before on every clock, starting from the loaded key. The chain settles one register per
+    clock after a key load, always ahead of the first block, which walks one stage per clock.
+    With ``decrypt``, a second chain runs the schedule backwards from the final key register
+    (K32 on top), derived by the first chain, and each block picks its direction.
+
+    **A key change waits for the blocks in flight**: the round keys are those of the chain,
+    shared by every block in the pipe, so ``key.ready`` is high only when the pipe is empty, and
+    while ``key.valid`` is high no block enters (the pipe drains, then the key loads).
+
+    Parameters
+    ----------
+    key_bits : :class:`int`
+        80 (PRESENT-80) or 128 (PRESENT-128).
+    decrypt : :class:`bool`
+        With ``False`` (encrypt-only, e.g. for CTR mode) every block is encrypted and the
+        ``decrypt`` field of ``input.payload`` is ignored. With ``True`` each stage has both the
+        encryption and decryption round (about 2.5 times the logic: for large devices).
+
+    Members
+    -------
+    key : ``In(stream.Signature(unsigned(key_bits)))``
+        Loads a key: the integer k79..k0 (k127..k0), k0 the least significant bit. ``key.ready``
+        is high when no block is in the pipe and no result is waiting.
+    input : ``In(stream.Signature(BlockRequest(64)))``
+        One block, the integer b63..b0 (b0 the least significant bit), and its direction
+        (``decrypt``: 0 to encrypt, 1 to decrypt). ``input.ready`` is low until the first key
+        has been loaded (and the key chains have settled, with ``decrypt``), while ``key.valid``
+        is high, and while the pipe is stalled.
+    output : ``Out(stream.Signature(unsigned(64)))``
+        The results b63..b0, in order; the payload is the last stage's register.
+
+    Cycle counts
+    ------------
+    In clock edges, with ``output.ready`` held high:
+
+    ========================  =====================  ======================
+    figure                    ``decrypt=False``      ``decrypt=True``
+    ========================  =====================  ======================
+    latency                   32                     32
+    initiation interval       1                      1
+    key load                  1                      17
+    ========================  =====================  ======================
+
+    * latency (:attr:`latency`): from the edge where a block transfers in to the edge where its
+      result transfers out (32 register stages).
+    * initiation interval (:attr:`initiation_interval`): 1; a block can transfer on every edge.
+    * key load (:attr:`key_load_cycles`): from the key transfer to the first edge a block can
+      transfer. With ``decrypt`` the final key register must first come out of the forward chain
+      (one edge per register, ``ceil(30 / KEY_SPACING) + 1`` of them) and enter the backward one.
+      A key transfers at the earliest one edge after the last result of the previous key left.
+
+    The figures are the same for both key sizes, both directions and all data and keys.
+
+    Reset
+    -----
+    A reset at any time leaves an empty pipe with no key loaded; blocks in flight are dropped.
+    """
+    def __init__(self, key_bits: int = 80, *, decrypt: bool = True):
+        check_key_bits(key_bits)
+        if not isinstance(decrypt, bool):
+            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
+        self._key_bits = key_bits
+        self._decrypt = decrypt
+        super().__init__(BlockCipherSignature(BLOCK_BITS, key_bits))
+
+    @property
+    def key_bits(self) -> int:
+        return self._key_bits
+
+    @property
+    def decrypt(self) -> bool:
+        """Whether the core has the decryption path."""
+        return self._decrypt
+
+    @property
+    def stages(self) -> int:
+        """Register stages a block goes through: the input stage and one per round."""
+        return ROUNDS + 1
+
+    @property
+    def latency(self) -> int:
+        """Edges from a block's input transfer to its output transfer, with ``output.ready``
+        high."""
+        return self.stages
+
+    @property
+    def initiation_interval(self) -> int:
+        """Edges between the input transfers of back-to-back blocks."""
+        return 1
+
+    @property
+    def key_load_cycles(self) -> int:
+        """Edges from a key transfer to the first edge at which a block can transfer."""
+        if not self._decrypt:
+            return 1
+        return 1 + len(self._forward_registers()) + 1
+
+    @staticmethod
+    def _forward_registers() -> list:
+        # Indices i of the round keys K(i) held in forward-chain registers after the loaded
+        # key (K1): K(1 + KEY_SPACING), K(1 + 2 * KEY_SPACING), ... up to K31.
+        return list(range(1 + KEY_SPACING, ROUNDS + 1, KEY_SPACING))
+
+    @staticmethod
+    def _backward_registers() -> list:
+        # Indices of the round keys held in the backward chain: K32, K(32 - KEY_SPACING), ...
+        # down to K2.
+        return list(range(ROUNDS + 1, 1, -KEY_SPACING))
+
+    def elaborate(self, platform):
+        m = Module()
+        key_bits = self._key_bits
+
+        # Handshake. `advance` moves every stage (and the valid bits) one step; it is low only
+        # when a result waits in the last stage and the consumer does not take it.
+        valid = Signal(self.stages)
+        key_loaded = Signal()
+        advance = Signal()
+        load_key = Signal()
+        load_block = Signal()
+        m.d.comb += [
+            advance.eq(~valid[-1] | self.output.ready),
+            self.output.valid.eq(valid[-1]),
+            self.key.ready.eq(valid == 0),
+            load_key.eq(self.key.valid & self.key.ready),
+        ]
+        settled = Signal()
+        if self._decrypt:
+            # Counts the edges after a key load until the backward chain holds its keys.
+            settle = Signal(range(self.key_load_cycles), init=0)
+            with m.If(load_key):
+                m.d.sync += settle.eq(self.key_load_cycles - 1)
+            with m.Elif(settle != 0):
+                m.d.sync += settle.eq(settle - 1)
+            m.d.comb += settled.eq(settle == 0)
+        else:
+            m.d.comb += settled.eq(1)
+        m.d.comb += [
+            self.input.ready.eq(advance & key_loaded & settled & ~self.key.valid),
+            load_block.eq(self.input.valid & self.input.ready),
+        ]
+        with m.If(load_key):
+            m.d.sync += key_loaded.eq(1)
+        with m.If(advance):
+            m.d.sync += valid.eq(valid[:-1].shift_left(1) | load_block)
+
+        # The forward key chain: `forward[i]` is K(i) for every i in 1..32, a register or a few
+        # updates of one. The registers change on every edge (no enable): they only ever hold
+        # what the loaded key makes of them, so a block never sees anything else once the chain
+        # has settled ahead of it.
+        loaded_key = Signal(key_bits, reset_less=True)
+        with m.If(load_key):
+            m.d.sync += loaded_key.eq(self.key.payload)
+        forward = {1: loaded_key}
+        for i in range(2, ROUNDS + 2):
+            key = Signal(key_bits, name=f"forward_k{i}")
+            m.d.comb += key.eq(update_key(forward[i - 1], C(i - 1, COUNTER_BITS), key_bits))
+            if i in self._forward_registers():
+                register = Signal(key_bits, name=f"forward_k{i}_reg", reset_less=True)
+                m.d.sync += register.eq(key)
+                key = register
+            forward[i] = key
+
+        # The backward chain, from the final key register, for decryption.
+        backward = {}
+        if self._decrypt:
+            for i in range(ROUNDS + 1, 0, -1):
+                if i == ROUNDS + 1:
+                    key = forward[i]
+                else:
+                    key = Signal(key_bits, name=f"backward_k{i}")
+                    m.d.comb += key.eq(update_key(backward[i + 1], C(i, COUNTER_BITS), key_bits,
+                                                  inverse=True))
+                if i in self._backward_registers():
+                    register = Signal(key_bits, name=f"backward_k{i}_reg", reset_less=True)
+                    m.d.sync += register.eq(key)
+                    key = register
+                backward[i] = key
+
+        # The data stages. The datapath registers have no reset: only `valid` says what they
+        # hold, and a reset on ~2,000 flip-flops would only cost routing.
+        decrypting = Signal(self.stages)
+        states = [Signal(BLOCK_BITS, name=f"stage_{r}", reset_less=True)
+                  for r in range(self.stages)]
+        block = self.input.payload.block
+        if self._decrypt:
+            direction = self.input.payload.decrypt
+            with m.If(advance):
+                m.d.sync += decrypting.eq(decrypting[:-1].shift_left(1) | direction)
+            first_key = Mux(direction, round_key(backward[ROUNDS + 1], key_bits),
+                            round_key(forward[1], key_bits))
+        else:
+            first_key = round_key(forward[1], key_bits)
+        with m.If(advance):
+            m.d.sync += states[0].eq(block ^ first_key)
+        for r in range(1, self.stages):
+            x = states[r - 1]
+            # The S-box layer as a signal of its own: pLayer picks single bits of it, and the
+            # simulator then compiles each S-box once rather than once per bit picked.
+            substituted = Signal(BLOCK_BITS, name=f"substituted_{r}")
+            m.d.comb += substituted.eq(s_layer(x))
+            encrypted = p_layer(substituted) ^ round_key(forward[r + 1], key_bits)
+            if self._decrypt:
+                permuted = Signal(BLOCK_BITS, name=f"permuted_{r}")
+                inverted = Signal(BLOCK_BITS, name=f"inverted_{r}")
+                m.d.comb += [
+                    permuted.eq(p_layer(x, inverse=True)),
+                    inverted.eq(s_layer(permuted, inverse=True)),
+                ]
+                decrypted = inverted ^ round_key(backward[ROUNDS + 1 - r], key_bits)
+                result = Mux(decrypting[r - 1], decrypted, encrypted)
+            else:
+                result = encrypted
+            with m.If(advance):
+                m.d.sync += states[r].eq(result)
+
+        m.d.comb += self.output.payload.eq(states[-1])
+        return m
