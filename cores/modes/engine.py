@@ -156,6 +156,13 @@ class ModeOfOperation(wiring.Component):
         if len(self._modes) > 1:
             members["mode"] = In(Mode)
         super().__init__(members)
+        self._chain = Signal(block_bits, name="chain")
+
+    @property
+    def chain_register(self) -> Signal:
+        """The chaining register (IV, previous ciphertext, keystream or counter), for
+        inspection in simulation."""
+        return self._chain
 
     @property
     def core(self):
@@ -199,7 +206,7 @@ class ModeOfOperation(wiring.Component):
         side_in = data.View(side_layout, side.w_data)
         side_out = data.View(side_layout, side.r_data)
 
-        chain = Signal(block_bits)              # IV / previous ciphertext / output / counter
+        chain = self._chain                     # IV / previous ciphertext / output / counter
         current = Signal(Mode, init=modes[0])   # mode of the message in progress
         decrypting = Signal()                   # direction of the message in progress
         feedback = Signal()                     # a result to be fed back is in the core

@@ -1,0 +1,543 @@
+"""A Wishbone B4 peripheral around a block-cipher core and its modes of operation."""
+
+from amaranth.hdl import C, Cat, Const, Module, Mux, ResetInserter, Signal, unsigned
+from amaranth.lib import fifo, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..interface import BlockCipherSignature
+from ..modes import Mode, ModeOfOperation
+from . import regmap
+from .wishbone import WishboneSignature
+
+
+__all__ = ["CoreSelect", "CipherPeripheral"]
+
+
+def _decrypts(core) -> bool:
+    value = getattr(core, "decrypt", True)
+    return value if isinstance(value, bool) else True
+
+
+class CoreSelect(wiring.Component):
+    """Several cores with one block size behind one :class:`BlockCipherSignature`.
+
+    ``select`` routes all three streams to one core; the key stream is as wide as the widest key,
+    and a core takes its low ``key_bits``. ``select`` must only change while no block is in any
+    core (the peripheral changes it only when idle). No registers: latency and rates are the
+    selected core's.
+
+    Members
+    -------
+    key, input, output :
+        As in :class:`~cores.interface.BlockCipherSignature` with the widest key.
+    select : :class:`Signal` (an attribute, not a port of the signature)
+        The core in use; the parent drives it.
+    """
+    def __init__(self, cores):
+        cores = tuple(cores)
+        self._cores = cores
+        super().__init__(BlockCipherSignature(cores[0].signature.block_bits,
+                                              max(c.signature.key_bits for c in cores)))
+        self.select = Signal(range(max(2, len(cores))), name="select")
+
+    @property
+    def cores(self) -> tuple:
+        return self._cores
+
+    def elaborate(self, platform):
+        m = Module()
+        for index, core in enumerate(self._cores):
+            m.submodules[f"core{index}"] = core
+            chosen = self.select == index
+            m.d.comb += [
+                core.key.payload.eq(self.key.payload[:core.signature.key_bits]),
+                core.key.valid.eq(self.key.valid & chosen),
+                core.input.payload.eq(self.input.payload),
+                core.input.valid.eq(self.input.valid & chosen),
+                core.output.ready.eq(self.output.ready & chosen),
+            ]
+            with m.If(chosen):
+                m.d.comb += [
+                    self.key.ready.eq(core.key.ready),
+                    self.input.ready.eq(core.input.ready),
+                    self.output.valid.eq(core.output.valid),
+                    self.output.payload.eq(core.output.payload),
+                ]
+        return m
+
+
+def _word_address(name: str, index: int = 0) -> int:
+    return regmap.register(name).offsets()[index] // 4
+
+
+def _place(register_name: str, **values):
+    """A 32-bit value with each named field of the register set to ``values[field]``."""
+    reg = regmap.register(register_name)
+    parts, position = [], 0
+    for item in sorted(reg.fields, key=lambda f: f.offset):
+        if item.name not in values:
+            continue
+        if item.offset > position:
+            parts.append(C(0, item.offset - position))
+        value = values[item.name]
+        parts.append(value[:item.width] if len(value) >= item.width else
+                     Cat(value, C(0, item.width - len(value))))
+        position = item.offset + item.width
+    parts.append(C(0, regmap.BUS_DATA_WIDTH - position))
+    return Cat(*parts)
+
+
+def _field(value, register_name: str, field_name: str):
+    item = regmap.register(register_name).field(field_name)
+    return value[item.offset:item.offset + item.width]
+
+
+class CipherPeripheral(wiring.Component):
+    """A Wishbone B4 classic target that encrypts and decrypts messages with a core and its modes
+    of operation, with data FIFOs and an interrupt. The register map is :data:`cores.bus.regmap.
+    REGISTERS` (the tables in ``docs/wishbone.md``, the C header ``docs/cipher_wishbone.h``).
+
+    Parameters
+    ----------
+    cores : a core, or a sequence of 1 to 4 cores
+        Cores with a :class:`~cores.interface.BlockCipherSignature`, one block size (a multiple of
+        32 bits, at most 128), keys of at most 256 bits; ``CTRL.KEYSEL`` picks one (for example
+        ``[AES(128), AES(256)]`` for two key sizes). Encrypt-only cores (``decrypt=False``) refuse
+        ECB and CBC decryption (``ERROR.UNSUPPORTED``).
+    modes : sequence of :class:`~cores.modes.Mode`
+        The modes to build (all by default).
+    fifo_words : :class:`int`
+        Depth of the input and of the output FIFO, in words (default: two blocks; at least one
+        block, at most 255).
+
+    Members
+    -------
+    bus : ``In(WishboneSignature(addr_width=5, data_width=32, granularity=8))``
+        The register interface.
+    irq : ``Out(1)``
+        High while a condition of ``IRQ_PENDING`` is true (``IRQ_ENABLE`` and the condition).
+
+    Operation
+    ---------
+    Firmware writes the key (``KEY``), the IV (``IV``), the length in blocks (``LENGTH``), and
+    ``CTRL`` with ``START`` and the mode, direction and key size, in any order (``START`` last);
+    message words go into ``DIN`` (before or after ``START``), results come out of ``DOUT``,
+    one block's words most significant first. ``STATUS.BUSY`` is high from ``START`` until the
+    last result is in the output FIFO; while busy, key, IV, ``LENGTH`` and ``CTRL`` writes are
+    refused (and flagged), so nothing is ever half-applied. When the output FIFO is full the core
+    holds its result: nothing is dropped.
+
+    Cycle behaviour
+    ---------------
+    Every access takes two edges (registered ``ack``; ``ack`` is low for at least one edge
+    between accesses). ``START`` loads the key into the core first if it changed since the last
+    load (or ``KEYSEL`` did): the core's key-load time (AES: Nr + 1 edges; PRESENT with
+    decryption: 32 / N + 1). A block enters the mode when its last word has left the input
+    FIFO; the mode adds one edge per block in CBC/CFB encryption and OFB, none otherwise (see
+    :class:`~cores.modes.ModeOfOperation`); a result takes one edge per word to reach the output
+    FIFO, while the next block is already in the core. With data ready, the bus is the limit: 2
+    edges per word written or read.
+
+    ``CTRL.CLEAR`` aborts whatever is running and zeroizes: the key, IV and configuration
+    registers, the block buffers, the mode's chaining register, the core (reset, then loaded
+    with an all-zero key and given ``depth`` all-zero blocks, which also overwrites the mode's
+    side buffer), and both FIFOs' storage (filled with zeros, then emptied). It takes about
+    (key load + 2 core intervals) per core plus the FIFO depth; ``STATUS.BUSY`` is high until it
+    is done.
+    """
+    def __init__(self, cores, *, modes=tuple(Mode), fifo_words: int | None = None):
+        if isinstance(cores, wiring.Component):
+            cores = (cores,)
+        try:
+            cores = tuple(cores)
+        except TypeError:
+            raise TypeError(f"cores must be a core or a sequence of cores, not {cores!r}") \
+                from None
+        if not 1 <= len(cores) <= 4:
+            raise ValueError(f"cores must hold 1 to 4 cores, not {len(cores)}")
+        for core in cores:
+            if not isinstance(core, wiring.Component) or \
+                    not isinstance(core.signature, BlockCipherSignature):
+                raise TypeError(f"each core must be a component with a BlockCipherSignature, "
+                                f"not {core!r}")
+        block_bits = cores[0].signature.block_bits
+        if any(core.signature.block_bits != block_bits for core in cores):
+            raise ValueError("all cores must have the same block size")
+        if block_bits % 32 or block_bits > 128:
+            raise ValueError(f"the block size must be a multiple of 32 bits up to 128, "
+                             f"not {block_bits}")
+        if any(core.signature.key_bits > 256 for core in cores):
+            raise ValueError("keys must be at most 256 bits")
+        words = block_bits // 32
+        if fifo_words is None:
+            fifo_words = 2 * words
+        if not isinstance(fifo_words, int) or isinstance(fifo_words, bool):
+            raise TypeError(f"fifo_words must be an integer, not {fifo_words!r}")
+        if not words <= fifo_words <= 255:
+            raise ValueError(f"fifo_words must be from {words} (one block) to 255, "
+                             f"not {fifo_words}")
+        self._cores = cores
+        self._fifo_words = fifo_words
+        self._block_words = words
+        cipher = cores[0] if len(cores) == 1 else CoreSelect(cores)
+        self._select = None if len(cores) == 1 else cipher
+        self._engine = ModeOfOperation(cipher, modes=modes)
+        self._din = fifo.SyncFIFO(width=32, depth=fifo_words)
+        self._dout = fifo.SyncFIFO(width=32, depth=fifo_words)
+        super().__init__({
+            "bus": In(WishboneSignature(addr_width=5, data_width=32, granularity=8)),
+            "irq": Out(1),
+        })
+        key_width = 32 * -(-max(core.signature.key_bits for core in cores) // 32)
+        self._key = Signal(key_width, name="key")
+        self._iv = Signal(block_bits, name="iv")
+        self._in_block = Signal(block_bits, name="in_block")
+        self._out_block = Signal(block_bits, name="out_block")
+
+    @property
+    def cores(self) -> tuple:
+        return self._cores
+
+    @property
+    def engine(self) -> ModeOfOperation:
+        """The mode of operation (with the core inside)."""
+        return self._engine
+
+    @property
+    def fifo_words(self) -> int:
+        return self._fifo_words
+
+    @property
+    def block_words(self) -> int:
+        return self._block_words
+
+    def secret_state(self) -> dict:
+        """The registers that hold key, IV or message material, by name, for inspection in
+        simulation (``CTRL.CLEAR`` zeroes them all)."""
+        return {"key": self._key, "iv": self._iv, "in_block": self._in_block,
+                "out_block": self._out_block, "chain": self._engine.chain_register}
+
+    def fifo_storage(self) -> dict:
+        """The data FIFOs (their memories are found in the elaborated design by tests)."""
+        return {"din": self._din, "dout": self._dout}
+
+    def elaborate(self, platform):
+        m = Module()
+        bus, engine = self.bus, self._engine
+        words, depth = self._block_words, self._fifo_words
+        cores = self._cores
+        block_bits = 32 * words
+        key_words = len(self._key) // 32
+
+        scrub_reset = Signal()      # resets the mode and the core
+        fifo_reset = Signal()       # empties both FIFOs
+        m.submodules.engine = ResetInserter(scrub_reset)(engine)
+        m.submodules.din = din = ResetInserter(fifo_reset)(self._din)
+        m.submodules.dout = dout = ResetInserter(fifo_reset)(self._dout)
+        din, dout = self._din, self._dout
+
+        # Programmer-visible state.
+        key, iv = self._key, self._iv
+        mode = Signal(3)
+        decrypt = Signal()
+        keysel = Signal(2)
+        length = Signal(16)
+        errors = Signal(8)
+        irq_enable = Signal(3)
+        key_set = Signal()
+        key_dirty = Signal(init=1)
+        loaded_sel = Signal(2)
+
+        # Message state.
+        in_block, out_block = self._in_block, self._out_block
+        in_count = Signal(range(words + 1))
+        out_count = Signal(range(words + 1))
+        in_left = Signal(16)
+        out_left = Signal(16)
+        first = Signal()
+        busy = Signal()
+        scrubbing = Signal()
+
+        # Clear state.
+        scrub_sel = Signal(2)
+        scrub_in = Signal(range(engine.depth + 1))
+        scrub_out = Signal(range(engine.depth + 1))
+
+        # Wishbone: one access taken per edge where cyc & stb are high and ack is low; ack and
+        # read data are registered.
+        take = Signal()
+        m.d.comb += take.eq(bus.cyc & bus.stb & ~bus.ack)
+        m.d.sync += bus.ack.eq(take)
+        write = take & bus.we
+        read = take & ~bus.we
+        wmask = Cat(*(bus.sel[i].replicate(8) for i in range(4)))
+
+        def merged(old):
+            return (old & ~wmask) | (bus.dat_w & wmask)
+
+        rdata = Signal(32)
+        with m.If(take):
+            m.d.sync += bus.dat_r.eq(rdata)
+
+        error_set = Signal(8)
+        error_clear = Signal(8)
+        m.d.sync += errors.eq((errors & ~error_clear) | error_set)
+
+        def flag(name):
+            item = regmap.register("ERROR").field(name)
+            return error_set[item.offset].eq(1)
+
+        # Capabilities.
+        built = sum(1 << mode_.value for mode_ in engine.modes)
+        decrypting_cores = sum(1 << i for i, core in enumerate(cores) if _decrypts(core))
+        keysizes = sum((core.signature.key_bits // 8 if core.signature.key_bits % 8 == 0 else
+                        -(-core.signature.key_bits // 8)) << (8 * i)
+                       for i, core in enumerate(cores))
+
+        in_space = Signal()
+        out_ready = Signal()
+        m.d.comb += [
+            in_space.eq(~scrubbing & (din.w_level <= depth - words)),
+            out_ready.eq(~scrubbing & (dout.r_level >= words)),
+        ]
+        conditions = Cat(out_ready, in_space, errors.any())
+        m.d.sync += self.irq.eq((conditions & irq_enable).any())
+
+        ctrl_image = _place("CTRL", MODE=mode, DECRYPT=decrypt, KEYSEL=keysel)
+        ctrl_next = merged(ctrl_image)
+        next_mode = _field(ctrl_next, "CTRL", "MODE")
+        next_decrypt = _field(ctrl_next, "CTRL", "DECRYPT")
+        next_keysel = _field(ctrl_next, "CTRL", "KEYSEL")
+        start_bit = _field(bus.dat_w & wmask, "CTRL", "START")
+        clear_bit = _field(bus.dat_w & wmask, "CTRL", "CLEAR")
+
+        do_start = Signal()
+        do_clear = Signal()
+
+        din_push = Signal()
+        dout_pop = Signal()
+
+        with m.Switch(bus.adr):
+            with m.Case(_word_address("CTRL")):
+                m.d.comb += rdata.eq(ctrl_image)
+                with m.If(write):
+                    with m.If(clear_bit):
+                        m.d.comb += do_clear.eq(1)
+                    with m.Elif(busy):
+                        m.d.comb += flag("BUSY_WRITE")
+                    with m.Else():
+                        m.d.sync += [mode.eq(next_mode), decrypt.eq(next_decrypt),
+                                     keysel.eq(next_keysel)]
+                        with m.If(next_keysel != keysel):
+                            m.d.sync += key_dirty.eq(1)
+                        m.d.comb += do_start.eq(start_bit)
+            with m.Case(_word_address("STATUS")):
+                m.d.comb += rdata.eq(_place(
+                    "STATUS", BUSY=busy, IN_SPACE=in_space, OUT_READY=out_ready,
+                    KEY_SET=key_set, ERROR=errors.any(),
+                    IN_FREE=Mux(scrubbing, 0, depth - din.w_level),
+                    OUT_WORDS=Mux(scrubbing, 0, dout.r_level)))
+                with m.If(write):
+                    m.d.comb += flag("READ_ONLY")
+            with m.Case(_word_address("ERROR")):
+                m.d.comb += rdata.eq(errors)
+                with m.If(write):
+                    m.d.comb += error_clear.eq(bus.dat_w & wmask)
+            with m.Case(_word_address("IRQ_ENABLE")):
+                m.d.comb += rdata.eq(irq_enable)
+                with m.If(write):
+                    m.d.sync += irq_enable.eq(merged(irq_enable))
+            with m.Case(_word_address("IRQ_PENDING")):
+                m.d.comb += rdata.eq(conditions & irq_enable)
+                with m.If(write):
+                    m.d.comb += flag("READ_ONLY")
+            with m.Case(_word_address("LENGTH")):
+                m.d.comb += rdata.eq(length)
+                with m.If(write):
+                    with m.If(busy):
+                        m.d.comb += flag("BUSY_WRITE")
+                    with m.Else():
+                        m.d.sync += length.eq(merged(length))
+            with m.Case(_word_address("INFO")):
+                m.d.comb += rdata.eq(_place(
+                    "INFO", BLOCK_WORDS=C(words, 4), MODES=C(built, 5),
+                    DECRYPTS=C(decrypting_cores, 4), FIFO_WORDS=C(depth, 8)))
+                with m.If(write):
+                    m.d.comb += flag("READ_ONLY")
+            with m.Case(_word_address("KEYSIZES")):
+                m.d.comb += rdata.eq(keysizes)
+                with m.If(write):
+                    m.d.comb += flag("READ_ONLY")
+            with m.Case(_word_address("DIN")):
+                with m.If(write):
+                    with m.If(bus.sel != 0b1111):
+                        m.d.comb += flag("BYTE_SELECT")
+                    with m.Elif(scrubbing):
+                        m.d.comb += flag("BUSY_WRITE")
+                    with m.Elif(~din.w_rdy):
+                        m.d.comb += flag("OVERFLOW")
+                    with m.Else():
+                        m.d.comb += din_push.eq(1)
+            with m.Case(_word_address("DOUT")):
+                with m.If(write):
+                    m.d.comb += flag("READ_ONLY")
+                with m.Elif(read):
+                    with m.If(dout.r_rdy & ~scrubbing):
+                        m.d.comb += [dout_pop.eq(1), rdata.eq(dout.r_data)]
+                    with m.Else():
+                        m.d.comb += flag("UNDERFLOW")
+            for index in range(regmap.register("KEY").count):
+                with m.Case(_word_address("KEY", index)):
+                    if index >= key_words:
+                        with m.If(take):
+                            m.d.comb += flag("BAD_ADDRESS")
+                        continue
+                    word = key[32 * index:32 * index + 32]
+                    with m.If(write):
+                        with m.If(busy):
+                            m.d.comb += flag("BUSY_WRITE")
+                        with m.Else():
+                            m.d.sync += [word.eq(merged(word)), key_set.eq(1),
+                                         key_dirty.eq(1)]
+            for index in range(regmap.register("IV").count):
+                with m.Case(_word_address("IV", index)):
+                    if index >= words:
+                        with m.If(take):
+                            m.d.comb += flag("BAD_ADDRESS")
+                        continue
+                    word = iv[32 * index:32 * index + 32]
+                    m.d.comb += rdata.eq(word)
+                    with m.If(write):
+                        with m.If(busy):
+                            m.d.comb += flag("BUSY_WRITE")
+                        with m.Else():
+                            m.d.sync += word.eq(merged(word))
+            with m.Default():
+                with m.If(take):
+                    m.d.comb += flag("BAD_ADDRESS")
+
+        # The data path between the FIFOs and the mode.
+        engine_mode = getattr(engine, "mode", None)
+        if engine_mode is not None:
+            m.d.comb += engine_mode.eq(Mux(scrubbing, Mode.ECB, mode))
+        if self._select is not None:
+            m.d.comb += self._select.select.eq(Mux(scrubbing, scrub_sel, keysel))
+        m.d.comb += [
+            din.w_data.eq(Mux(scrubbing, 0, bus.dat_w)),
+            din.w_en.eq(din_push),
+            dout.r_en.eq(dout_pop),
+            engine.key.payload.eq(Mux(scrubbing, 0, key)),
+            engine.input.payload.block.eq(Mux(scrubbing, 0, in_block)),
+            engine.input.payload.iv.eq(Mux(scrubbing, 0, iv)),
+            engine.input.payload.decrypt.eq(~scrubbing & decrypt),
+            engine.input.payload.first.eq(scrubbing | first),
+            engine.input.payload.last.eq(scrubbing | (in_left == 1)),
+            dout.w_data.eq(Mux(scrubbing, 0, out_block[-32:])),
+        ]
+
+        def clear_everything():
+            zero = [key, iv, mode, decrypt, keysel, length, errors, key_set, loaded_sel,
+                    in_block, out_block, in_count, out_count, in_left, out_left, first]
+            m.d.sync += [signal.eq(0) for signal in zero]
+            m.d.sync += [key_dirty.eq(1), scrub_sel.eq(0)]
+
+        mode_known = Signal()
+        m.d.comb += mode_known.eq(Const(built, 8).bit_select(next_mode, 1))
+        refused = Signal()
+        m.d.comb += refused.eq(~mode_known | (next_keysel >= len(cores)) |
+                               (next_decrypt & ((next_mode == Mode.ECB.value) |
+                                                (next_mode == Mode.CBC.value)) &
+                                ~Const(decrypting_cores, 4).bit_select(next_keysel, 1)))
+
+        def obey_clear():
+            # CLEAR wins over whatever the state does on this edge.
+            with m.If(do_clear):
+                clear_everything()
+                m.next = "Scrub reset"
+
+        with m.FSM():
+            with m.State("Idle"):
+                with m.If(do_start):
+                    with m.If(refused):
+                        m.d.comb += flag("UNSUPPORTED")
+                    with m.Elif(~key_set):
+                        m.d.comb += flag("NO_KEY")
+                    with m.Elif(length != 0):
+                        m.d.sync += [in_left.eq(length), out_left.eq(length), first.eq(1),
+                                     in_count.eq(0), out_count.eq(0)]
+                        with m.If(key_dirty | (next_keysel != loaded_sel)):
+                            m.next = "Key"
+                        with m.Else():
+                            m.next = "Run"
+                obey_clear()
+
+            with m.State("Key"):
+                m.d.comb += [busy.eq(1), engine.key.valid.eq(1)]
+                with m.If(engine.key.ready):
+                    m.d.sync += [key_dirty.eq(0), loaded_sel.eq(keysel)]
+                    m.next = "Run"
+                obey_clear()
+
+            with m.State("Run"):
+                m.d.comb += busy.eq(1)
+                # Assemble a block from the input FIFO, most significant word first.
+                with m.If((in_count != words) & (in_left != 0) & din.r_rdy):
+                    m.d.comb += din.r_en.eq(1)
+                    m.d.sync += [in_block.eq(Cat(din.r_data, in_block[:-32])),
+                                 in_count.eq(in_count + 1)]
+                m.d.comb += engine.input.valid.eq((in_count == words) & (in_left != 0))
+                with m.If(engine.input.valid & engine.input.ready):
+                    m.d.sync += [in_count.eq(0), in_left.eq(in_left - 1), first.eq(0)]
+                # Take a result when the previous one is all in the output FIFO.
+                m.d.comb += engine.output.ready.eq(out_count == 0)
+                with m.If(engine.output.valid & engine.output.ready):
+                    m.d.sync += [out_block.eq(engine.output.payload.block),
+                                 out_count.eq(words), out_left.eq(out_left - 1)]
+                with m.If((out_count != 0) & dout.w_rdy):
+                    m.d.comb += dout.w_en.eq(1)
+                    m.d.sync += [out_block.eq(Cat(C(0, 32), out_block[:-32])),
+                                 out_count.eq(out_count - 1)]
+                with m.If((out_left == 0) & (out_count == 0)):
+                    m.next = "Idle"
+                obey_clear()
+
+            with m.State("Scrub reset"):
+                m.d.comb += [busy.eq(1), scrubbing.eq(1), scrub_reset.eq(1), fifo_reset.eq(1)]
+                m.next = "Scrub key"
+                obey_clear()
+
+            with m.State("Scrub key"):
+                m.d.comb += [busy.eq(1), scrubbing.eq(1), engine.key.valid.eq(1)]
+                with m.If(engine.key.ready):
+                    m.d.sync += [scrub_in.eq(0), scrub_out.eq(0)]
+                    m.next = "Scrub blocks"
+                obey_clear()
+
+            with m.State("Scrub blocks"):
+                m.d.comb += [busy.eq(1), scrubbing.eq(1),
+                             engine.input.valid.eq(scrub_in != engine.depth),
+                             engine.output.ready.eq(1)]
+                with m.If(engine.input.valid & engine.input.ready):
+                    m.d.sync += scrub_in.eq(scrub_in + 1)
+                with m.If(engine.output.valid):
+                    m.d.sync += scrub_out.eq(scrub_out + 1)
+                with m.If(scrub_out == engine.depth):
+                    with m.If(scrub_sel == len(cores) - 1):
+                        m.next = "Scrub FIFOs"
+                    with m.Else():
+                        m.d.sync += scrub_sel.eq(scrub_sel + 1)
+                        m.next = "Scrub key"
+                obey_clear()
+
+            with m.State("Scrub FIFOs"):
+                m.d.comb += [busy.eq(1), scrubbing.eq(1), din.w_en.eq(1), dout.w_en.eq(1)]
+                with m.If(~din.w_rdy & ~dout.w_rdy):
+                    m.next = "Scrub done"
+                obey_clear()
+
+            with m.State("Scrub done"):
+                m.d.comb += [busy.eq(1), scrubbing.eq(1), fifo_reset.eq(1)]
+                m.next = "Idle"
+                obey_clear()
+
+        return m

@@ -1,0 +1,264 @@
+"""The register map of the Wishbone cipher peripheral, described once.
+
+:data:`REGISTERS` is the only description of the map: :class:`~cores.bus.CipherPeripheral` decodes
+its addresses and fields from it, :func:`markdown` writes the register table of
+``docs/wishbone.md`` and :func:`c_header` the ``#define``\\ s of ``docs/cipher_wishbone.h``. Run
+``python -m cores.bus.regmap --markdown docs/wishbone.md --header docs/cipher_wishbone.h`` to
+regenerate both (the test suite checks that the committed files are what this writes).
+"""
+
+import argparse
+from dataclasses import dataclass, field
+
+
+__all__ = ["Field", "Register", "REGISTERS", "BUS_DATA_WIDTH", "ADDRESS_BYTES", "register",
+           "markdown", "c_header", "main"]
+
+
+BUS_DATA_WIDTH = 32
+#: Bytes of address space the peripheral decodes (the Wishbone ``adr`` is the word address).
+ADDRESS_BYTES = 0x80
+#: Access types: ``rw`` read/write, ``ro`` read-only, ``wo`` write-only (reads 0), ``w1`` write 1
+#: to act (reads 0), ``rw1c`` read, write 1 to clear.
+ACCESS = {"rw": "read/write", "ro": "read-only", "wo": "write-only, reads 0",
+          "w1": "write 1 to act, reads 0", "rw1c": "read, write 1 to clear"}
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field of a register: ``width`` bits from bit ``offset``; ``values`` names its values."""
+    name: str
+    offset: int
+    width: int
+    access: str
+    doc: str
+    values: tuple = ()          # (NAME, value, doc)
+
+    @property
+    def mask(self) -> int:
+        return ((1 << self.width) - 1) << self.offset
+
+
+@dataclass(frozen=True)
+class Register:
+    """A register (or ``count`` consecutive registers ``NAME0``, ``NAME1``, ...) at byte
+    ``offset``."""
+    name: str
+    offset: int
+    access: str
+    doc: str
+    fields: tuple = ()
+    count: int = 1
+    busy_refused: bool = False  # writes while busy are refused and flag ERROR.BUSY_WRITE
+
+    def field(self, name: str) -> Field:
+        for item in self.fields:
+            if item.name == name:
+                return item
+        raise KeyError(f"{self.name} has no field {name!r}")
+
+    def offsets(self) -> list:
+        return [self.offset + 4 * index for index in range(self.count)]
+
+
+_ERROR_FIELDS = (
+    Field("BUSY_WRITE", 0, 1, "rw1c", "a key, IV, LENGTH or CTRL write (other than CLEAR) came "
+          "while busy: it was refused, nothing changed"),
+    Field("BAD_ADDRESS", 1, 1, "rw1c", "an access to an unmapped address (also a KEY or IV word "
+          "beyond this core's sizes): ignored, reads 0"),
+    Field("READ_ONLY", 2, 1, "rw1c", "a write to a read-only register: ignored"),
+    Field("NO_KEY", 3, 1, "rw1c", "START with no key written since reset or CLEAR: refused"),
+    Field("UNSUPPORTED", 4, 1, "rw1c", "START with a mode, direction or KEYSEL this peripheral "
+          "does not have (see INFO, KEYSIZES): refused"),
+    Field("OVERFLOW", 5, 1, "rw1c", "a DIN write with the input FIFO full: the word was dropped"),
+    Field("UNDERFLOW", 6, 1, "rw1c", "a DOUT read with the output FIFO empty: read 0"),
+    Field("BYTE_SELECT", 7, 1, "rw1c", "a DIN write without all four byte selects: dropped"),
+)
+
+_IRQ_FIELDS = (
+    Field("OUT_READY", 0, 1, "rw", "the output FIFO holds at least one whole block"),
+    Field("IN_SPACE", 1, 1, "rw", "the input FIFO has room for at least one whole block"),
+    Field("ERROR", 2, 1, "rw", "an ERROR flag is set"),
+)
+
+#: The register map. Byte offsets; every register is 32 bits wide.
+REGISTERS = (
+    Register("CTRL", 0x00, "rw", "Configuration and commands. Configuration writes (and START) "
+             "while busy are refused (ERROR.BUSY_WRITE); CLEAR is always obeyed.", (
+        Field("MODE", 0, 3, "rw", "mode of operation of the next message", (
+            ("ECB", 0, "electronic codebook"), ("CBC", 1, "cipher block chaining"),
+            ("CFB", 2, "full-block cipher feedback"), ("OFB", 3, "output feedback"),
+            ("CTR", 4, "counter (the whole block is the counter)"))),
+        Field("DECRYPT", 3, 1, "rw", "1: decrypt the next message; 0: encrypt"),
+        Field("KEYSEL", 4, 2, "rw", "which key size (core) to use; see KEYSIZES"),
+        Field("START", 8, 1, "w1", "start a message of LENGTH blocks with this write's MODE, "
+              "DECRYPT and KEYSEL (loads the key first if it changed)"),
+        Field("CLEAR", 9, 1, "w1", "abort and zeroize: key, IV, FIFOs, core and mode state, "
+              "configuration and errors; busy until done"),
+    ), busy_refused=True),
+    Register("STATUS", 0x04, "ro", "State of the peripheral.", (
+        Field("BUSY", 0, 1, "ro", "a message (or a CLEAR) is in progress: key, IV, LENGTH and "
+              "configuration writes are refused"),
+        Field("IN_SPACE", 1, 1, "ro", "the input FIFO has room for a whole block"),
+        Field("OUT_READY", 2, 1, "ro", "the output FIFO holds a whole block"),
+        Field("KEY_SET", 3, 1, "ro", "a key has been written since reset or CLEAR"),
+        Field("ERROR", 4, 1, "ro", "an ERROR flag is set"),
+        Field("IN_FREE", 8, 8, "ro", "words free in the input FIFO"),
+        Field("OUT_WORDS", 16, 8, "ro", "words waiting in the output FIFO"),
+    )),
+    Register("ERROR", 0x08, "rw1c", "Sticky error flags; write 1 to a bit to clear it.",
+             _ERROR_FIELDS),
+    Register("IRQ_ENABLE", 0x0C, "rw", "Interrupt enables: the interrupt line is high while a "
+             "condition is true and enabled.", _IRQ_FIELDS),
+    Register("IRQ_PENDING", 0x10, "ro", "Conditions that are true and enabled (levels: they "
+             "clear when the condition goes away).", tuple(
+                 Field(f.name, f.offset, f.width, "ro", f.doc) for f in _IRQ_FIELDS)),
+    Register("LENGTH", 0x14, "rw", "Blocks in the next message (0: START does nothing).", (
+        Field("BLOCKS", 0, 16, "rw", "number of blocks"),
+    ), busy_refused=True),
+    Register("INFO", 0x18, "ro", "What this peripheral was built with.", (
+        Field("BLOCK_WORDS", 0, 4, "ro", "32-bit words in a block (4 for AES, 2 for PRESENT)"),
+        Field("MODES", 8, 5, "ro", "bit i set: MODE value i is available"),
+        Field("DECRYPTS", 16, 4, "ro", "bit i set: KEYSEL i can decrypt in ECB and CBC"),
+        Field("FIFO_WORDS", 24, 8, "ro", "depth of each data FIFO, in words"),
+    )),
+    Register("KEYSIZES", 0x1C, "ro", "Key size of each KEYSEL value, in bytes (0: none).", (
+        Field("KEYSEL0", 0, 8, "ro", "bytes of key for KEYSEL 0"),
+        Field("KEYSEL1", 8, 8, "ro", "bytes of key for KEYSEL 1"),
+        Field("KEYSEL2", 16, 8, "ro", "bytes of key for KEYSEL 2"),
+        Field("KEYSEL3", 24, 8, "ro", "bytes of key for KEYSEL 3"),
+    )),
+    Register("DIN", 0x20, "wo", "Data in: each write queues one word of the message, the most "
+             "significant word of a block first (AES: bytes 4j..4j+3 of the block, big-endian, "
+             "in word j). Words may be written before START."),
+    Register("DOUT", 0x24, "ro", "Data out: each read takes one word of a result, in the same "
+             "order as DIN. Only results ever appear here."),
+    Register("KEY", 0x40, "wo", "Key word i holds key bits 32i+31..32i (KEY0 is the least "
+             "significant word: for AES-128, KEY3 holds key bytes 0..3). Writes set KEY_SET; "
+             "the key is loaded into the core at the next START.", count=8,
+             busy_refused=True),
+    Register("IV", 0x60, "rw", "IV (or initial counter block) word i holds bits 32i+31..32i, "
+             "as KEY. Read back as written (the chaining value is never visible).", count=4,
+             busy_refused=True),
+)
+
+
+def register(name: str) -> Register:
+    """The :class:`Register` called ``name``."""
+    for item in REGISTERS:
+        if item.name == name:
+            return item
+    raise KeyError(f"no register {name!r}")
+
+
+def _check_map():
+    seen = {}
+    for reg in REGISTERS:
+        for offset in reg.offsets():
+            if offset in seen or offset % 4 or offset >= ADDRESS_BYTES:
+                raise ValueError(f"register {reg.name} at {offset:#x} overlaps {seen.get(offset)}"
+                                 f" or is misplaced")
+            seen[offset] = reg.name
+        used = 0
+        for item in reg.fields:
+            if item.mask & used or item.offset + item.width > BUS_DATA_WIDTH:
+                raise ValueError(f"field {reg.name}.{item.name} overlaps or overflows")
+            used |= item.mask
+
+
+_check_map()
+
+
+def markdown() -> str:
+    """The register table and field descriptions, as Markdown."""
+    lines = [
+        "# Wishbone cipher peripheral: register map",
+        "",
+        "<!-- Generated by `python -m cores.bus.regmap --markdown docs/wishbone.md` from "
+        "cores/bus/regmap.py; do not edit. -->",
+        "",
+        f"Wishbone B4 classic slave, {BUS_DATA_WIDTH}-bit data, byte select (granularity 8), "
+        f"word address `adr` = byte offset / 4, {ADDRESS_BYTES:#x} bytes decoded. Every access "
+        "is acknowledged (2 clock edges); bad accesses are acknowledged, ignored and flagged in "
+        "ERROR.",
+        "",
+        "| offset | register | access | description |",
+        "| --- | --- | --- | --- |",
+    ]
+    for reg in REGISTERS:
+        name = reg.name if reg.count == 1 else f"{reg.name}0..{reg.name}{reg.count - 1}"
+        where = f"`{reg.offset:#04x}`" if reg.count == 1 else \
+            f"`{reg.offset:#04x}`..`{reg.offsets()[-1]:#04x}`"
+        lines.append(f"| {where} | {name} | {reg.access} | {reg.doc} |")
+    lines += ["", "Access: " + "; ".join(f"`{k}` {v}" for k, v in ACCESS.items()) + "."]
+    for reg in REGISTERS:
+        if not reg.fields:
+            continue
+        lines += ["", f"## {reg.name} (`{reg.offset:#04x}`)", "",
+                  "| bits | field | access | description |", "| --- | --- | --- | --- |"]
+        for item in reg.fields:
+            hi = item.offset + item.width - 1
+            bits = str(item.offset) if item.width == 1 else f"{hi}:{item.offset}"
+            doc = item.doc
+            if item.values:
+                doc += ": " + ", ".join(f"{value} `{name}` ({text})"
+                                        for name, value, text in item.values)
+            lines.append(f"| {bits} | {item.name} | {item.access} | {doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def c_header(prefix: str = "CIPHER") -> str:
+    """A C header with the offsets, field shifts, masks and values of the map."""
+    guard = f"{prefix}_WISHBONE_H"
+    lines = [
+        "/* Register map of the Wishbone cipher peripheral (amaranth-cipher-cores).",
+        " * Generated by `python -m cores.bus.regmap --header docs/cipher_wishbone.h` from",
+        " * cores/bus/regmap.py; do not edit. Offsets are in bytes from the peripheral's base. */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+    ]
+
+    def define(name, value):
+        lines.append(f"#define {name:<40} {value}")
+
+    for reg in REGISTERS:
+        lines.append(f"/* {reg.name}: {reg.access} */")
+        define(f"{prefix}_{reg.name}", f"0x{reg.offset:02x}u")
+        if reg.count > 1:
+            define(f"{prefix}_{reg.name}_COUNT", f"{reg.count}u")
+            define(f"{prefix}_{reg.name}_WORD(i)", f"({prefix}_{reg.name} + 4u * (i))")
+        for item in reg.fields:
+            base = f"{prefix}_{reg.name}_{item.name}"
+            define(f"{base}_SHIFT", f"{item.offset}u")
+            define(f"{base}_MASK", f"0x{item.mask:08x}u")
+            for name, value, _ in item.values:
+                define(f"{base}_{name}", f"{value}u")
+        lines.append("")
+    lines += [f"#endif /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    """``python -m cores.bus.regmap [--markdown FILE] [--header FILE]``: write the generated
+    files (to standard output when neither is given)."""
+    parser = argparse.ArgumentParser(prog="python -m cores.bus.regmap",
+                                     description="Write the Wishbone cipher peripheral's "
+                                                 "register table and C header.")
+    parser.add_argument("--markdown", metavar="FILE", help="write the Markdown register table")
+    parser.add_argument("--header", metavar="FILE", help="write the C header")
+    args = parser.parse_args(argv)
+    if not args.markdown and not args.header:
+        print(markdown())
+        print(c_header())
+    if args.markdown:
+        with open(args.markdown, "w") as file:
+            file.write(markdown())
+    if args.header:
+        with open(args.header, "w") as file:
+            file.write(c_header())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

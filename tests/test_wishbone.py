@@ -1,0 +1,489 @@
+# amaranth: UnusedElaboratable=no
+"""The Wishbone cipher peripheral, driven as firmware would drive it: a simulated Wishbone master
+writes keys, IVs and messages and reads results, compared with pycryptodome and the mode model;
+interrupts, key changes, any write order, bad accesses, CLEAR and reset."""
+
+import itertools
+import random
+
+import pytest
+from amaranth.hdl import ClockDomain, Fragment, Module
+from amaranth.hdl._mem import MemoryInstance
+from amaranth.sim import Simulator
+from Crypto.Cipher import AES as PyAES
+from Crypto.Util import Counter
+
+from cores.aes import AES
+from cores.bus import CipherPeripheral, WishboneSignature
+from cores.bus.regmap import register
+from cores.modes import Mode
+from cores.modes.reference import process_message
+from cores.present import PRESENT
+from cores.present.reference import decrypt_block, encrypt_block
+
+
+def field(register_name, field_name, value):
+    item = register(register_name).field(field_name)
+    return (value & item.mask) >> item.offset
+
+
+def bit(register_name, field_name):
+    return register(register_name).field(field_name).mask
+
+
+class Firmware:
+    """A Wishbone master in a testbench, with the calls a driver would make."""
+    def __init__(self, ctx, dut):
+        self.ctx, self.bus, self.dut = ctx, dut.bus, dut
+        self.accesses = 0
+
+    async def access(self, address, value=None, sel=0b1111):
+        ctx, bus = self.ctx, self.bus
+        ctx.set(bus.adr, address // 4)
+        ctx.set(bus.we, value is not None)
+        ctx.set(bus.dat_w, value or 0)
+        ctx.set(bus.sel, sel)
+        ctx.set(bus.cyc, 1)
+        ctx.set(bus.stb, 1)
+        data, = await ctx.tick().sample(bus.dat_r).until(bus.ack)
+        ctx.set(bus.cyc, 0)
+        ctx.set(bus.stb, 0)
+        self.accesses += 1
+        return data
+
+    async def write(self, name, value, index=0, sel=0b1111):
+        await self.access(register(name).offsets()[index], value, sel)
+
+    async def read(self, name, index=0):
+        return await self.access(register(name).offsets()[index])
+
+    async def set_key(self, key, key_bits):
+        for index in range(-(-key_bits // 32)):
+            await self.write("KEY", (key >> (32 * index)) & 0xffffffff, index)
+
+    async def set_iv(self, iv, words):
+        for index in range(words):
+            await self.write("IV", (iv >> (32 * index)) & 0xffffffff, index)
+
+    async def start(self, mode, decrypt=False, keysel=0, length=None):
+        if length is not None:
+            await self.write("LENGTH", length)
+        await self.write("CTRL", mode.value | (int(decrypt) << 3) | (keysel << 4) |
+                         bit("CTRL", "START"))
+
+    async def put_block(self, block):
+        words = self.dut.block_words
+        for index in range(words):
+            await self.write("DIN", (block >> (32 * (words - 1 - index))) & 0xffffffff)
+
+    async def get_block(self):
+        words, block = self.dut.block_words, 0
+        for _ in range(words):
+            block = (block << 32) | await self.read("DOUT")
+        return block
+
+    async def stream(self, blocks, expect=None):
+        """Write ``blocks`` whenever there is space and read results whenever a block is ready,
+        polling STATUS, until ``expect`` results (one per block by default) are read."""
+        results, pending = [], list(blocks)
+        while len(results) < (len(blocks) if expect is None else expect):
+            status = await self.read("STATUS")
+            if pending and status & bit("STATUS", "IN_SPACE"):
+                await self.put_block(pending.pop(0))
+            if status & bit("STATUS", "OUT_READY"):
+                results.append(await self.get_block())
+        return results
+
+    async def message(self, mode, blocks, *, decrypt=False, iv=0, keysel=0):
+        await self.set_iv(iv, self.dut.block_words)
+        await self.start(mode, decrypt, keysel, length=len(blocks))
+        return await self.stream(blocks)
+
+    async def wait_idle(self):
+        while await self.read("STATUS") & bit("STATUS", "BUSY"):
+            pass
+
+
+def run(dut, bench, *, max_edges=40_000):
+    """Simulate ``dut`` with the firmware ``bench(fw, ctx, rst)``; ``rst`` is the domain reset."""
+    m = Module()
+    m.domains.sync = domain = ClockDomain()
+    m.submodules.dut = dut
+    fragment = Fragment.get(m, None)
+    sim = Simulator(fragment)
+    sim.add_clock(1e-8)
+    memories = {}
+
+    def walk(frag, path):
+        for sub, name, *_ in frag.subfragments:
+            if isinstance(sub, MemoryInstance):
+                memories["/".join(path[1:] + (name,))] = sub._data
+            walk(sub, path + (name,))
+    walk(fragment, ())
+
+    async def testbench(ctx):
+        await bench(Firmware(ctx, dut), ctx, domain.rst, memories)
+
+    async def watchdog(ctx):
+        for _ in range(max_edges):
+            await ctx.tick()
+        raise RuntimeError("simulation did not finish")
+
+    sim.add_testbench(watchdog, background=True)
+    sim.add_testbench(testbench)
+    sim.run()
+
+
+def aes_blocks(data):
+    return [int.from_bytes(data[i:i + 16], "big") for i in range(0, len(data), 16)]
+
+
+def aes_bytes(blocks):
+    return b"".join(block.to_bytes(16, "big") for block in blocks)
+
+
+def present_model(mode, decrypt, key, key_bits, iv, blocks):
+    return process_message(mode.name, decrypt, lambda x: encrypt_block(key, x, key_bits),
+                           lambda x: decrypt_block(key, x, key_bits), iv, blocks, 64)
+
+
+# Messages ------------------------------------------------------------------------------------
+
+def test_aes128_cbc_then_ctr_like_firmware():
+    """Key and IV, a 5-block CBC message streamed in and out (pycryptodome), decrypted back;
+    then CTR with a counter that carries across bytes."""
+    rng = random.Random(1)
+    key, iv = rng.randbytes(16), rng.randbytes(16)
+    plaintext = rng.randbytes(80)
+    dut = CipherPeripheral(AES(128))
+
+    async def bench(fw, ctx, rst, memories):
+        info = await fw.read("INFO")
+        assert field("INFO", "BLOCK_WORDS", info) == 4
+        assert field("INFO", "MODES", info) == 0b11111
+        assert await fw.read("KEYSIZES") == 16
+        await fw.set_key(int.from_bytes(key, "big"), 128)
+        iv_int = int.from_bytes(iv, "big")
+        result = await fw.message(Mode.CBC, aes_blocks(plaintext), iv=iv_int)
+        assert aes_bytes(result) == PyAES.new(key, PyAES.MODE_CBC, iv=iv).encrypt(plaintext)
+        back = await fw.message(Mode.CBC, result, decrypt=True, iv=iv_int)
+        assert aes_bytes(back) == plaintext
+        counter = 0xf0f1f2f3f4f5f6f7f8f9fafbfcfdfefe
+        result = await fw.message(Mode.CTR, aes_blocks(plaintext), iv=counter)
+        want = PyAES.new(key, PyAES.MODE_CTR,
+                         counter=Counter.new(128, initial_value=counter)).encrypt(plaintext)
+        assert aes_bytes(result) == want
+        assert await fw.read("ERROR") == 0
+        assert field("STATUS", "BUSY", await fw.read("STATUS")) == 0
+
+    run(dut, bench)
+
+
+def test_present_80_and_128_every_mode():
+    """Two key sizes behind KEYSEL (PRESENT-128 encrypt-only): every mode that each can do, both
+    directions, against the mode model; ECB/CBC decryption on the encrypt-only core is refused."""
+    rng = random.Random(2)
+    dut = CipherPeripheral([PRESENT(80, rounds_per_cycle=4),
+                            PRESENT(128, rounds_per_cycle=8, decrypt=False)])
+    keys = {0: (rng.getrandbits(80), 80), 1: (rng.getrandbits(128), 128)}
+
+    async def bench(fw, ctx, rst, memories):
+        assert await fw.read("KEYSIZES") == 10 | (16 << 8)
+        assert field("INFO", "DECRYPTS", await fw.read("INFO")) == 0b01
+        for keysel, (key, key_bits) in keys.items():
+            await fw.set_key(key, key_bits)
+            for mode in Mode:
+                for decrypt in (False, True):
+                    if keysel == 1 and decrypt and mode in (Mode.ECB, Mode.CBC):
+                        continue
+                    iv = rng.getrandbits(64)
+                    blocks = [rng.getrandbits(64) for _ in range(3)]
+                    got = await fw.message(mode, blocks, decrypt=decrypt, iv=iv, keysel=keysel)
+                    assert got == present_model(mode, decrypt, key, key_bits, iv, blocks), \
+                        (keysel, mode, decrypt)
+        assert await fw.read("ERROR") == 0
+        await fw.start(Mode.CBC, decrypt=True, keysel=1, length=1)
+        assert await fw.read("ERROR") == bit("ERROR", "UNSUPPORTED")
+        assert field("STATUS", "BUSY", await fw.read("STATUS")) == 0
+        await fw.write("ERROR", 0xff)
+        await fw.start(Mode.CBC, keysel=2, length=1)          # no third core
+        assert await fw.read("ERROR") == bit("ERROR", "UNSUPPORTED")
+        assert field("STATUS", "BUSY", await fw.read("STATUS")) == 0
+
+    run(dut, bench)
+
+
+# Interrupts ----------------------------------------------------------------------------------
+
+def test_interrupt_output_ready_input_space_and_error():
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8))
+    key = 0x0123456789abcdef0123
+
+    async def bench(fw, ctx, rst, memories):
+        assert not ctx.get(dut.irq)
+        await fw.write("IRQ_ENABLE", bit("IRQ_ENABLE", "IN_SPACE"))
+        await fw.read("STATUS")
+        assert ctx.get(dut.irq)                       # empty input FIFO: room for a block
+        assert await fw.read("IRQ_PENDING") == bit("IRQ_PENDING", "IN_SPACE")
+        await fw.put_block(1)
+        await fw.put_block(2)                         # full (two blocks): no space
+        assert not ctx.get(dut.irq)
+        await fw.write("IRQ_ENABLE", bit("IRQ_ENABLE", "OUT_READY"))
+        await fw.set_key(key, 80)
+        await fw.start(Mode.ECB, length=2)
+        edges = 0
+        while not ctx.get(dut.irq):
+            await ctx.tick()
+            edges += 1
+        assert edges < 40
+        assert await fw.read("IRQ_PENDING") == bit("IRQ_PENDING", "OUT_READY")
+        assert await fw.get_block() == encrypt_block(key, 1, 80)
+        # The second result follows; the line stays high while a whole block waits.
+        await fw.wait_idle()
+        assert ctx.get(dut.irq)
+        assert await fw.get_block() == encrypt_block(key, 2, 80)
+        await fw.read("STATUS")
+        assert not ctx.get(dut.irq)
+        # Errors: a read of an empty DOUT raises ERROR, cleared by writing 1.
+        await fw.write("IRQ_ENABLE", bit("IRQ_ENABLE", "ERROR"))
+        assert await fw.read("DOUT") == 0
+        await fw.read("STATUS")
+        assert ctx.get(dut.irq)
+        await fw.write("ERROR", bit("ERROR", "UNDERFLOW"))
+        await fw.read("STATUS")
+        assert not ctx.get(dut.irq)
+
+    run(dut, bench)
+
+
+# Keys, ordering, refused writes ----------------------------------------------------------------
+
+def test_back_to_back_messages_with_key_change_and_refused_writes_while_busy():
+    """Message 1 under key A; key, IV, LENGTH and CTRL writes during it are refused and flagged
+    and change nothing; key B for message 2, started right after."""
+    rng = random.Random(3)
+    key_a, key_b = rng.getrandbits(80), rng.getrandbits(80)
+    iv = rng.getrandbits(64)
+    blocks = [rng.getrandbits(64) for _ in range(4)]
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=2), fifo_words=8)
+
+    async def bench(fw, ctx, rst, memories):
+        await fw.set_key(key_a, 80)
+        await fw.set_iv(iv, 2)
+        await fw.start(Mode.CBC, length=4)
+        await fw.put_block(blocks[0])
+        assert field("STATUS", "BUSY", await fw.read("STATUS"))
+        await fw.set_key(key_b, 80)                            # refused
+        await fw.set_iv(0, 2)                                  # refused
+        await fw.write("LENGTH", 1)                            # refused
+        await fw.write("CTRL", Mode.ECB.value | bit("CTRL", "START"))  # refused
+        assert await fw.read("ERROR") == bit("ERROR", "BUSY_WRITE")
+        assert await fw.read("LENGTH") == 4 and await fw.read("IV", 0) == iv & 0xffffffff
+        assert field("CTRL", "MODE", await fw.read("CTRL")) == Mode.CBC.value
+        await fw.write("ERROR", 0xff)
+        results = await fw.stream(blocks[1:], expect=4)
+        assert results == present_model(Mode.CBC, False, key_a, 80, iv, blocks)
+        await fw.wait_idle()
+        await fw.set_key(key_b, 80)
+        assert await fw.message(Mode.CBC, blocks, iv=iv) == \
+            present_model(Mode.CBC, False, key_b, 80, iv, blocks)
+        assert await fw.read("ERROR") == 0
+
+    run(dut, bench)
+
+
+def test_writes_in_any_order():
+    """Key words, IV words, LENGTH and the message words (before START) in several orders: the
+    same result each time, START last."""
+    rng = random.Random(4)
+    key, iv = rng.getrandbits(80), rng.getrandbits(64)
+    blocks = [rng.getrandbits(64) for _ in range(2)]
+    want = present_model(Mode.OFB, False, key, 80, iv, blocks)
+    steps = [("KEY", i, (key >> (32 * i)) & 0xffffffff) for i in range(3)]
+    steps += [("IV", i, (iv >> (32 * i)) & 0xffffffff) for i in range(2)]
+    steps += [("LENGTH", 0, 2), ("DIN", None, None)]
+    orders = [steps, steps[::-1]] + [rng.sample(steps, len(steps)) for _ in range(2)]
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8))
+
+    async def bench(fw, ctx, rst, memories):
+        for order in orders:
+            for name, index, value in order:
+                if name == "DIN":
+                    for block in blocks:
+                        await fw.put_block(block)
+                else:
+                    await fw.write(name, value, index)
+            await fw.write("CTRL", Mode.OFB.value | bit("CTRL", "START"))
+            await fw.wait_idle()
+            assert [await fw.get_block() for _ in blocks] == want
+            assert await fw.read("ERROR") == 0
+            await fw.write("CTRL", bit("CTRL", "CLEAR"))
+            await fw.wait_idle()
+
+    run(dut, bench)
+
+
+def test_bad_accesses_are_acknowledged_flagged_and_harmless():
+    rng = random.Random(5)
+    key, iv = rng.getrandbits(80), rng.getrandbits(64)
+    blocks = [rng.getrandbits(64) for _ in range(2)]
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8))
+
+    async def bench(fw, ctx, rst, memories):
+        await fw.set_key(key, 80)
+        await fw.set_iv(iv, 2)
+        cases = [
+            (0x28, 0x1234, "BAD_ADDRESS"), (0x7c, None, "BAD_ADDRESS"),
+            (register("KEY").offsets()[3], 5, "BAD_ADDRESS"),      # beyond an 80-bit key
+            (register("IV").offsets()[2], 5, "BAD_ADDRESS"),       # beyond a 64-bit block
+            (register("STATUS").offset, 0xffffffff, "READ_ONLY"),
+            (register("INFO").offset, 1, "READ_ONLY"),
+            (register("DOUT").offset, 1, "READ_ONLY"),
+            (register("DOUT").offset, None, "UNDERFLOW"),
+        ]
+        for address, value, flag in cases:
+            data = await fw.access(address, value)
+            if value is None:
+                assert data == 0
+            assert await fw.read("ERROR") == bit("ERROR", flag), (hex(address), flag)
+            await fw.write("ERROR", bit("ERROR", flag))
+            assert await fw.read("ERROR") == 0
+        assert await fw.read("KEY", 0) == 0                  # write-only: reads 0, no error
+        await fw.access(register("DIN").offset, 0x1234, sel=0b0011)
+        assert await fw.read("ERROR") == bit("ERROR", "BYTE_SELECT")
+        await fw.write("ERROR", 0xff)
+        await fw.start(Mode.CTR, length=0)                   # nothing to do
+        assert field("STATUS", "BUSY", await fw.read("STATUS")) == 0
+        # Byte-select writes to a register: only the selected bytes change.
+        await fw.write("LENGTH", 0xffff)
+        await fw.write("LENGTH", 0x0002, sel=0b0001)
+        assert await fw.read("LENGTH") == 0xff02
+        await fw.write("LENGTH", 2)
+        # None of it touched the key, IV or data path.
+        assert await fw.message(Mode.CFB, blocks, iv=iv) == \
+            present_model(Mode.CFB, False, key, 80, iv, blocks)
+        for _ in range(4):
+            await fw.put_block(0)
+        await fw.write("DIN", 1)
+        assert await fw.read("ERROR") == bit("ERROR", "OVERFLOW")
+
+    run(dut, bench)
+
+
+def test_start_without_key_is_refused():
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8))
+
+    async def bench(fw, ctx, rst, memories):
+        await fw.start(Mode.ECB, length=1)
+        assert await fw.read("ERROR") == bit("ERROR", "NO_KEY")
+        assert field("STATUS", "BUSY", await fw.read("STATUS")) == 0
+
+    run(dut, bench)
+
+
+# Clear and reset -----------------------------------------------------------------------------
+
+def test_clear_mid_message_zeroizes_everything():
+    """CLEAR in the middle of a message: the key, IV, buffers, chaining register and both FIFOs'
+    storage (read in the simulation, not through the bus) are all zero; the core was reloaded
+    with a zero key; a new START needs a new key."""
+    rng = random.Random(6)
+    key, iv = rng.getrandbits(128), rng.getrandbits(128)
+    blocks = [rng.getrandbits(128) for _ in range(3)]
+    dut = CipherPeripheral(AES(128))
+
+    async def bench(fw, ctx, rst, memories):
+        await fw.set_key(key, 128)
+        await fw.write("IRQ_ENABLE", 0b111)
+        await fw.set_iv(iv, 4)
+        await fw.start(Mode.CBC, length=3)
+        for block in blocks[:2]:
+            await fw.put_block(block)
+        while not field("STATUS", "OUT_READY", await fw.read("STATUS")):
+            pass
+        await fw.put_block(blocks[2])
+        assert ctx.get(dut.secret_state()["key"]) == key
+        assert ctx.get(dut.secret_state()["chain"]) != 0
+        assert any(ctx.get(memories["dout/storage"][i]) for i in range(8))
+        await fw.write("CTRL", bit("CTRL", "CLEAR"))
+        assert field("STATUS", "BUSY", await fw.read("STATUS"))
+        await fw.wait_idle()
+        for name, signal in dut.secret_state().items():
+            assert ctx.get(signal) == 0, name
+        for name, data in memories.items():
+            if name.startswith(("din", "dout", "engine/side")):
+                # The side buffer holds a block mask and the first/last markers (not secret).
+                mask = (1 << 128) - 1 if name.startswith("engine") else (1 << 32) - 1
+                values = [ctx.get(data[i]) & mask for i in range(data.depth)]
+                assert values == [0] * data.depth, name
+        assert {"din/storage", "dout/storage", "engine/side/storage"} <= set(memories)
+        status = await fw.read("STATUS")
+        assert field("STATUS", "KEY_SET", status) == 0
+        assert field("STATUS", "OUT_WORDS", status) == 0 and field("STATUS", "IN_FREE",
+                                                                    status) == 8
+        for name in ("ERROR", "LENGTH", "CTRL", "IV"):
+            assert await fw.read(name) == 0, name
+        assert await fw.read("IRQ_ENABLE") == 0b111
+        await fw.start(Mode.ECB, length=1)
+        assert await fw.read("ERROR") == bit("ERROR", "NO_KEY")
+        await fw.write("ERROR", 0xff)
+        # Works again afterwards.
+        await fw.set_key(key, 128)
+        got = await fw.message(Mode.CBC, blocks, iv=iv)
+        kb = key.to_bytes(16, "big")
+        assert aes_bytes(got) == PyAES.new(kb, PyAES.MODE_CBC, iv=iv.to_bytes(16, "big")) \
+            .encrypt(aes_bytes(blocks))
+
+    run(dut, bench)
+
+
+def test_reset_mid_message_then_a_fresh_message():
+    rng = random.Random(7)
+    key, iv = rng.getrandbits(80), rng.getrandbits(64)
+    blocks = [rng.getrandbits(64) for _ in range(3)]
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=4))
+
+    async def bench(fw, ctx, rst, memories):
+        await fw.set_key(key, 80)
+        await fw.set_iv(iv, 2)
+        await fw.start(Mode.OFB, length=3)
+        await fw.put_block(blocks[0])
+        await fw.put_block(blocks[1])
+        ctx.set(rst, 1)
+        await ctx.tick()
+        ctx.set(rst, 0)
+        status = await fw.read("STATUS")
+        assert field("STATUS", "BUSY", status) == 0 and field("STATUS", "KEY_SET", status) == 0
+        assert field("STATUS", "IN_FREE", status) == 4
+        assert await fw.read("ERROR") == 0 and not ctx.get(dut.irq)
+        await fw.set_key(key, 80)
+        assert await fw.message(Mode.OFB, blocks, iv=iv) == \
+            present_model(Mode.OFB, False, key, 80, iv, blocks)
+
+    run(dut, bench)
+
+
+# Construction --------------------------------------------------------------------------------
+
+def test_constructor_checks():
+    with pytest.raises(TypeError, match="cores must be a core or a sequence"):
+        CipherPeripheral(3)
+    with pytest.raises(ValueError, match="1 to 4 cores"):
+        CipherPeripheral([])
+    with pytest.raises(TypeError, match="each core must be a component"):
+        CipherPeripheral([object()])
+    with pytest.raises(ValueError, match="same block size"):
+        CipherPeripheral([PRESENT(80), AES(128)])
+    with pytest.raises(TypeError, match="fifo_words must be an integer"):
+        CipherPeripheral(PRESENT(80), fifo_words="4")
+    with pytest.raises(ValueError, match="fifo_words must be from 2"):
+        CipherPeripheral(PRESENT(80), fifo_words=1)
+    with pytest.raises(TypeError, match="addr_width must be an integer"):
+        WishboneSignature(addr_width="5")
+    with pytest.raises(ValueError, match="data_width must be 8, 16, 32 or 64"):
+        WishboneSignature(addr_width=5, data_width=24)
+    with pytest.raises(ValueError, match="granularity must be 8"):
+        WishboneSignature(addr_width=5, granularity=16)
+    signature = CipherPeripheral(PRESENT(80)).signature
+    assert signature.members["bus"].signature.flip() == WishboneSignature(addr_width=5)
+    assert "ack" in signature.members["bus"].signature.members
