@@ -3,10 +3,19 @@
 :class:`~cores.bus.peripheral.CipherPeripheral` is the peripheral, :mod:`cores.bus.regmap` its
 register map (the single description from which ``docs/wishbone.md`` and
 ``docs/cipher_wishbone.h`` are generated), :class:`~cores.bus.wishbone.WishboneSignature` the bus.
+The names are imported on first use, so that ``python -m cores.bus.regmap`` runs cleanly.
 """
 
-from .peripheral import CipherPeripheral, CoreSelect
-from .wishbone import WishboneSignature
+import importlib
 
 
 __all__ = ["CipherPeripheral", "CoreSelect", "WishboneSignature"]
+
+_HOMES = {"CipherPeripheral": ".peripheral", "CoreSelect": ".peripheral",
+          "WishboneSignature": ".wishbone"}
+
+
+def __getattr__(name):
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
