@@ -226,7 +226,8 @@ class SerialPRESENT(wiring.Component):
         turned = ring.rotate_right(1)
         forward = update_key(turned.rotate_right(KEY_ROTATION), counter, key_bits)
         backward = update_key(turned.rotate_left(KEY_ROTATION), counter, key_bits, inverse=True)
-        source = Mux(decrypting, final_key[0], first_key[0]) if self._decrypt else first_key[0]
+        loaded_bit = first_key.bit_select(cycle, 1)
+        source = Mux(decrypting, final_key[0], loaded_bit) if self._decrypt else loaded_bit
         with m.If(copy):
             m.d.sync += ring.eq(Cat(ring[1:], source))
         with m.Elif(update):
@@ -237,8 +238,6 @@ class SerialPRESENT(wiring.Component):
         # their alignment.
         with m.If(load_key):
             m.d.sync += first_key.eq(self.key.payload)
-        with m.Elif(copy & ~decrypting):
-            m.d.sync += first_key.eq(first_key.rotate_right(1))
         if self._decrypt:
             with m.If(store):
                 m.d.sync += final_key.eq(Cat(final_key[1:], ring[0]))

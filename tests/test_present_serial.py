@@ -1,0 +1,330 @@
+# amaranth: UnusedElaboratable=no
+"""The serial PRESENT core: the paper's vectors, differential tests against the reference model,
+exact cycle counts, stream rules under random stalls, key handling and reset.
+
+A block takes thousands of clock edges, so the long runs use the compiled (CXXRTL) simulator;
+the hand-written testbenches, a block or two each, use Amaranth's."""
+
+import functools
+import random
+
+import pytest
+
+from cores.interface import BlockCipherSignature
+from cores.present.reference import decrypt_block, encrypt_block
+from cores.present.serial import SerialPRESENT
+from cores.present.tables import KEY_SIZES
+from cores.present.vectors import PAPER_VECTORS
+from cores.sim import (LoadKey, Process, simulate_cipher, simulator_with_reset, stream_get,
+                       stream_put)
+
+
+CONFIGURATIONS = [(key_bits, decrypt) for key_bits in KEY_SIZES for decrypt in (True, False)]
+configurations = pytest.mark.parametrize(
+    "key_bits, decrypt", CONFIGURATIONS,
+    ids=[f"{key_bits}-{'integrated' if decrypt else 'encrypt-only'}"
+         for key_bits, decrypt in CONFIGURATIONS])
+
+
+def expected_results(operations, key_bits, *, decrypt=True):
+    """What the reference model gives for ``operations`` (every block encrypted if not
+    ``decrypt``)."""
+    results, key = [], None
+    for op in operations:
+        if isinstance(op, LoadKey):
+            key = op.key
+        elif op.decrypt and decrypt:
+            results.append(decrypt_block(key, op.block, key_bits))
+        else:
+            results.append(encrypt_block(key, op.block, key_bits))
+    return results
+
+
+def paper_operations(key_bits):
+    """Each key of the paper's table, then each of its vectors encrypted and decrypted."""
+    operations = []
+    for key in dict.fromkeys(v.key for v in PAPER_VECTORS if v.key_bits == key_bits):
+        operations.append(LoadKey(key))
+        for vector in PAPER_VECTORS:
+            if vector.key_bits == key_bits and vector.key == key:
+                operations += [Process(vector.plaintext, False), Process(vector.ciphertext, True)]
+    return operations
+
+
+def random_operations(key_bits, *, seed, keys, blocks):
+    """Random keys (the first all zeros, the second all ones), each followed by random blocks
+    in random directions."""
+    rng = random.Random(seed)
+    operations = []
+    for index in range(keys):
+        key = [0, (1 << key_bits) - 1][index] if index < 2 else rng.getrandbits(key_bits)
+        operations.append(LoadKey(key))
+        operations += [Process(rng.getrandbits(64), rng.random() < 0.5) for _ in range(blocks)]
+    return operations
+
+
+def simulate(core, operations, **kwargs):
+    """:func:`simulate_cipher` on the compiled back end, with room for the long blocks."""
+    edges = (len(operations) + 2) * (core.key_load_cycles + core.latency) * \
+        (1 + kwargs.get("max_gap", 0) + kwargs.get("max_stall", 0))
+    return simulate_cipher(core, operations, backend="cxxrtl", max_edges=edges, **kwargs)
+
+
+@functools.cache
+def random_run(key_bits, decrypt):
+    core = SerialPRESENT(key_bits, decrypt=decrypt)
+    operations = random_operations(key_bits, seed=key_bits + decrypt, keys=4, blocks=4)
+    return core, operations, simulate(core, operations)
+
+
+def block_groups(run, operations):
+    """Per key load: (key transfer edge, [(input edge, output edge), ...] of its blocks)."""
+    groups, blocks = [], iter(zip(run.input.edges, run.output.edges))
+    key_edges = iter(run.key.edges)
+    for op in operations:
+        if isinstance(op, LoadKey):
+            groups.append((next(key_edges), []))
+        else:
+            groups[-1][1].append(next(blocks))
+    return groups
+
+
+# Constructor and parameters.
+
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_signature_is_the_shared_interface(key_bits):
+    assert SerialPRESENT(key_bits).signature == BlockCipherSignature(64, key_bits)
+
+
+def test_default_parameters():
+    core = SerialPRESENT()
+    assert (core.key_bits, core.decrypt) == (80, True)
+
+
+@pytest.mark.parametrize("key_bits, frame, latency, key_load", [
+    (80, 99, 3211, 3230),
+    (128, 67, 2267, 2334),
+])
+def test_cycle_figures(key_bits, frame, latency, key_load):
+    core = SerialPRESENT(key_bits)
+    assert (core.forward_rotation % key_bits, core.backward_rotation % key_bits) == \
+        ((-61) % key_bits, 61)
+    assert core.frame_cycles == frame
+    assert core.latency == core.initiation_interval == latency
+    assert core.key_load_cycles == key_load
+    assert SerialPRESENT(key_bits, decrypt=False).key_load_cycles == 1
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"key_bits": 64}, ValueError, r"^key_bits must be 80 or 128, not 64$"),
+    ({"key_bits": "80"}, TypeError, r"^key_bits must be an integer \(80 or 128\), not '80'$"),
+    ({"key_bits": True}, TypeError, r"^key_bits must be an integer \(80 or 128\), not True$"),
+    ({"decrypt": 1}, TypeError, r"^decrypt must be a bool, not 1$"),
+    ({"decrypt": "no"}, TypeError, r"^decrypt must be a bool, not 'no'$"),
+])
+def test_constructor_rejects_bad_arguments(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        SerialPRESENT(**kwargs)
+
+
+# The paper's vectors and differential tests.
+
+@configurations
+def test_paper_vectors_both_directions(key_bits, decrypt):
+    operations = paper_operations(key_bits)
+    run = simulate(SerialPRESENT(key_bits, decrypt=decrypt), operations)
+    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    vectors = sorted((v for v in PAPER_VECTORS if v.key_bits == key_bits),
+                     key=lambda v: v.key)     # the order of paper_operations
+    assert run.results[0::2] == [v.ciphertext for v in vectors]
+    if decrypt:
+        assert run.results[1::2] == [v.plaintext for v in vectors]
+
+
+@configurations
+def test_random_blocks_with_key_changes_match_reference(key_bits, decrypt):
+    core, operations, run = random_run(key_bits, decrypt)
+    # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
+    assert any(op.decrypt for op in operations if isinstance(op, Process))
+    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+
+
+@configurations
+def test_latency_is_exact_and_constant(key_bits, decrypt):
+    core, operations, run = random_run(key_bits, decrypt)
+    assert run.latencies == [core.latency] * len(run.results)
+
+
+@configurations
+def test_back_to_back_interval_is_exact_and_constant(key_bits, decrypt):
+    core, operations, run = random_run(key_bits, decrypt)
+    for _, blocks in block_groups(run, operations):
+        edges = [edge for edge, _ in blocks]
+        assert [b - a for a, b in zip(edges, edges[1:])] == \
+            [core.initiation_interval] * (len(blocks) - 1)
+
+
+@configurations
+def test_key_load_cycles_are_exact(key_bits, decrypt):
+    core, operations, run = random_run(key_bits, decrypt)
+    groups = block_groups(run, operations)
+    assert [blocks[0][0] - key_edge for key_edge, blocks in groups] == \
+        [core.key_load_cycles] * len(groups)
+    # After the first, each key transfers one edge after the previous key's last result left.
+    assert [key_edge for key_edge, _ in groups[1:]] == \
+        [blocks[-1][1] + 1 for _, blocks in groups[:-1]]
+
+
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_random_stalls_and_back_pressure(key_bits):
+    core = SerialPRESENT(key_bits)
+    operations = random_operations(key_bits, seed=7 * key_bits, keys=3, blocks=3)
+    run = simulate(core, operations, rng=random.Random(key_bits), max_gap=40, max_stall=60)
+    assert run.results == expected_results(operations, key_bits)
+    assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
+    assert min(run.latencies) >= core.latency
+
+
+@pytest.mark.slow
+@configurations
+def test_long_random_sweep_with_stalls(key_bits, decrypt):
+    core = SerialPRESENT(key_bits, decrypt=decrypt)
+    operations = random_operations(key_bits, seed=1000 + key_bits, keys=12, blocks=12)
+    run = simulate(core, operations, rng=random.Random(key_bits), max_gap=8, max_stall=100)
+    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
+
+
+# Key handling, stream rules and reset, with hand-written testbenches.
+
+async def pulse_reset(ctx, rst):
+    ctx.set(rst, 1)
+    await ctx.tick()
+    ctx.set(rst, 0)
+
+
+def run_testbench(core, testbench):
+    """Simulate ``core`` with ``testbench(ctx, rst)``, where ``rst`` resets the core."""
+    sim, rst = simulator_with_reset(core)
+
+    async def wrapped(ctx):
+        await testbench(ctx, rst)
+
+    sim.add_testbench(wrapped)
+    sim.run()
+
+
+async def check_idle_without_key(ctx, core, cycles):
+    """With a block offered, check for ``cycles`` edges that the core takes no block."""
+    ctx.set(core.input.valid, 1)
+    ctx.set(core.input.payload, {"block": 0x0123456789abcdef, "decrypt": 0})
+    for _ in range(cycles):
+        assert ctx.get(core.input.ready) == 0
+        assert ctx.get(core.output.valid) == 0
+        assert ctx.get(core.key.ready) == 1
+        await ctx.tick()
+    ctx.set(core.input.valid, 0)
+
+
+async def check_one_block(ctx, core, key, block, decrypt=False):
+    await stream_put(ctx, core.key, key)
+    await stream_put(ctx, core.input, {"block": block, "decrypt": int(decrypt)})
+    model = decrypt_block if decrypt else encrypt_block
+    assert await stream_get(ctx, core.output) == model(key, block, core.key_bits)
+
+
+def test_no_block_accepted_before_first_key():
+    core = SerialPRESENT(decrypt=False)
+
+    async def testbench(ctx, rst):
+        await check_idle_without_key(ctx, core, 200)
+        await check_one_block(ctx, core, 0x0123456789abcdef0123, 0xfedcba9876543210)
+
+    run_testbench(core, testbench)
+
+
+def test_reset_mid_block_leaves_idle_core_without_key():
+    core = SerialPRESENT(128, decrypt=False)
+    key = (1 << 128) - 1
+
+    async def testbench(ctx, rst):
+        await stream_put(ctx, core.key, key)
+        await stream_put(ctx, core.input, {"block": 0, "decrypt": 0})
+        await ctx.tick().repeat(core.latency // 2)
+        await pulse_reset(ctx, rst)
+        await check_idle_without_key(ctx, core, 100)
+        await check_one_block(ctx, core, key, 0xffffffffffffffff)
+
+    run_testbench(core, testbench)
+
+
+def test_reset_mid_key_load_leaves_core_without_key():
+    core = SerialPRESENT(128)
+
+    async def testbench(ctx, rst):
+        await stream_put(ctx, core.key, 1)
+        await ctx.tick().repeat(core.key_load_cycles // 2)
+        await pulse_reset(ctx, rst)
+        await check_idle_without_key(ctx, core, 100)
+        await check_one_block(ctx, core, 2, 3, decrypt=True)
+
+    run_testbench(core, testbench)
+
+
+OLD_KEY, NEW_KEY, BLOCK = 0x11111111111111111111, 0x22222222222222222222, 0x0123456789abcdef
+
+
+def test_key_waits_for_result_and_goes_before_block():
+    core = SerialPRESENT(decrypt=False)
+
+    async def testbench(ctx, rst):
+        await stream_put(ctx, core.key, OLD_KEY)
+        await stream_put(ctx, core.input, {"block": BLOCK, "decrypt": 0})
+        # A new key and a block offered at once: the key waits until the result has left, and
+        # the block waits for the key.
+        ctx.set(core.key.valid, 1)
+        ctx.set(core.key.payload, NEW_KEY)
+        ctx.set(core.input.valid, 1)
+        ctx.set(core.input.payload, {"block": BLOCK, "decrypt": 0})
+        for _ in range(core.latency + 20):
+            assert (ctx.get(core.key.ready), ctx.get(core.input.ready)) == (0, 0)
+            await ctx.tick()
+        assert ctx.get(core.output.valid) == 1
+        assert ctx.get(core.output.payload) == encrypt_block(OLD_KEY, BLOCK)
+        ctx.set(core.output.ready, 1)
+        assert (ctx.get(core.key.ready), ctx.get(core.input.ready)) == (0, 0)
+        await ctx.tick()
+        ctx.set(core.output.ready, 0)
+        assert (ctx.get(core.key.ready), ctx.get(core.input.ready)) == (1, 0)
+        await ctx.tick()
+        ctx.set(core.key.valid, 0)
+        await ctx.tick().until(core.input.ready)
+        ctx.set(core.input.valid, 0)
+        assert await stream_get(ctx, core.output) == encrypt_block(NEW_KEY, BLOCK)
+
+    run_testbench(core, testbench)
+
+
+def test_output_holds_while_not_ready_and_next_block_enters_as_it_leaves():
+    core = SerialPRESENT(128, decrypt=False)
+    key, block = 0x0123456789abcdef0123456789abcdef, 0x0011223344556677
+
+    async def testbench(ctx, rst):
+        await stream_put(ctx, core.key, key)
+        await stream_put(ctx, core.input, {"block": block, "decrypt": 0})
+        ctx.set(core.input.valid, 1)
+        ctx.set(core.input.payload, {"block": 0, "decrypt": 0})
+        await ctx.tick().until(core.output.valid)
+        for _ in range(20):
+            assert ctx.get(core.output.valid) == 1
+            assert ctx.get(core.output.payload) == encrypt_block(key, block, 128)
+            assert ctx.get(core.input.ready) == 0
+            await ctx.tick()
+        ctx.set(core.output.ready, 1)
+        assert ctx.get(core.input.ready) == 1
+        await ctx.tick()
+        ctx.set(core.input.valid, 0)
+        assert ctx.get(core.output.valid) == 0
+        assert await stream_get(ctx, core.output) == encrypt_block(key, 0, 128)
+
+    run_testbench(core, testbench)
