@@ -30,7 +30,10 @@ static uint32_t load_be32(const uint8_t *p)
 
 static void store_be32(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
 }
 
 /* Write an n_words-word big-endian value (key or IV) into consecutive registers. */

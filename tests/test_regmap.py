@@ -11,16 +11,18 @@ from cores.bus import regmap
 
 
 DOCS = Path(__file__).parent.parent / "docs"
+REGENERATE = ("run: python -m cores.bus.regmap --markdown docs/wishbone.md "
+              "--header docs/cipher_wishbone.h")
 
 
 def test_committed_markdown_is_generated():
     assert (DOCS / "wishbone.md").read_text() == regmap.markdown(), \
-        "run: python -m cores.bus.regmap --markdown docs/wishbone.md --header docs/cipher_wishbone.h"
+        REGENERATE
 
 
 def test_committed_header_is_generated():
     assert (DOCS / "cipher_wishbone.h").read_text() == regmap.c_header(), \
-        "run: python -m cores.bus.regmap --markdown docs/wishbone.md --header docs/cipher_wishbone.h"
+        REGENERATE
 
 
 def test_main_writes_both_files(tmp_path):
