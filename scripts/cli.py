@@ -115,6 +115,8 @@ Examples:
   cipher-cores build --core present --key-bits 128 --board ulx3s-85f
   cipher-cores report -j 2 --markdown docs/results.md --plot docs/results.png
   cipher-cores export --core aes --verilog aes128.v
+  cipher-cores report --cores wishbone:aes-128 aes-128 --devices ice40-up5k
+  cipher-cores regmap --markdown docs/wishbone.md --header docs/cipher_wishbone.h
 """
 
 
@@ -145,6 +147,13 @@ def _add_core_arguments(parser):
                                 help=f"{spec.title} only: {option.help}. Allowed: "
                                      f"{option.allowed}; default "
                                      f"{option.format(option.default)}")
+
+
+def _wrapper_of(text: str) -> str | None:
+    """The bus wrapper ``--core`` names (``wishbone`` in ``wishbone:aes-128``), or ``None``."""
+    from scripts.flow.targets import WRAPPERS
+    head, sep, _ = text.partition(":")
+    return head.strip().lower() if sep and head.strip().lower() in WRAPPERS else None
 
 
 def _config_from_args(args):
@@ -197,6 +206,10 @@ def _cmd_build(args):
     from scripts.flow.measure import measure_cycles, slice_equivalent
     from scripts.flow.report import derive_row, papers_for, text_table
 
+    if _wrapper_of(args.core):
+        raise _Exit(f"--core {args.core}: build makes a board self-test of a bare core; the "
+                    f"Wishbone peripheral needs a CPU on the board: measure it with "
+                    f"cipher-cores report --cores {args.core}")
     config = _config_from_args(args)
     try:
         board = get_board(args.board)
@@ -263,14 +276,14 @@ def _cmd_build(args):
 # --- report -----------------------------------------------------------------------------------
 
 def _cmd_report(args):
-    from cores.catalog import parse_config
     from platforms.devices import get_device
     from scripts.flow.report import markdown_report, plot_report, run_report, text_table
+    from scripts.flow.targets import parse_target
 
     configs = []
     for text in args.cores:
         try:
-            config = parse_config(text)
+            config = parse_target(text)
         except (KeyError, ValueError) as error:
             raise _Exit(f"--cores {text}: {error.args[0]}") from None
         configs.append(config)
@@ -328,10 +341,24 @@ def _cmd_report(args):
 
 # --- export -----------------------------------------------------------------------------------
 
+def _peripheral_from_args(args):
+    from scripts.flow.targets import parse_target
+    given = [name for name, value in vars(args).items()
+             if (name.startswith("opt_") or name == "key_bits") and value is not None]
+    if given:
+        flag = "--" + given[0].removeprefix("opt_").replace("_", "-")
+        raise _Exit(f"{flag} does not apply to --core {args.core}: write the core's key size "
+                    f"and options in it, e.g. wishbone:present-128:rounds_per_cycle=4")
+    try:
+        return parse_target(args.core)
+    except (KeyError, ValueError) as error:
+        raise _Exit(f"--core {args.core}: {error.args[0]}") from None
+
+
 def _cmd_export(args):
     from scripts.flow.toolchain import configure_export
 
-    config = _config_from_args(args)
+    config = _peripheral_from_args(args) if _wrapper_of(args.core) else _config_from_args(args)
     if not args.verilog and not args.rtlil:
         raise _Exit("export needs --verilog FILE and/or --rtlil FILE")
     _check_output_file(args.verilog, "--verilog")
@@ -352,6 +379,24 @@ def _cmd_export(args):
             raise _Exit(f"Verilog conversion failed: {type(error).__name__}: {error}") from None
         pathlib.Path(args.verilog).write_text(text)
         print(f"wrote {args.verilog} (Verilog, top module {name})")
+    return 0
+
+
+# --- regmap -----------------------------------------------------------------------------------
+
+def _cmd_regmap(args):
+    from cores.bus import regmap
+
+    if not args.markdown and not args.header:
+        raise _Exit("regmap needs --markdown FILE and/or --header FILE")
+    _check_output_file(args.markdown, "--markdown")
+    _check_output_file(args.header, "--header")
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(regmap.markdown())
+        print(f"wrote {args.markdown} (Markdown register table)")
+    if args.header:
+        pathlib.Path(args.header).write_text(regmap.c_header())
+        print(f"wrote {args.header} (C header)")
     return 0
 
 
@@ -419,6 +464,7 @@ def _cmd_list(args):
     from cores.catalog import catalog
     from platforms.boards import BOARDS, DEFAULT_BOARD
     from platforms.devices import DEVICES
+    from scripts.flow.targets import WRAPPERS
 
     print("cores:")
     for spec in catalog().values():
@@ -426,6 +472,9 @@ def _cmd_list(args):
         options = ", ".join(f"{o.flag} (default {o.default})" for o in spec.options)
         print(f"  {spec.name:<10} {spec.title}, keys {'/'.join(map(str, spec.key_bits))}; "
               f"{options}{state}")
+    print("bus wrappers (report --cores WRAPPER:CORE, export --core WRAPPER:CORE):")
+    for name, what in WRAPPERS.items():
+        print(f"  {name + ':CORE':<16} {what}")
     print("boards (build --board):")
     for board in BOARDS.values():
         default = "  (default)" if board.name == DEFAULT_BOARD else ""
@@ -479,7 +528,9 @@ def make_parser() -> argparse.ArgumentParser:
                     "the seed papers' figures.")
     report.add_argument("--cores", nargs="+", default=list(default_configs()), metavar="CORE",
                         help="configurations as NAME-KEYBITS[:OPTION=VALUE,...], e.g. aes-128 "
-                             "aes-128:sbox=logic present-80:decrypt=no (default: "
+                             "aes-128:sbox=logic present-80:decrypt=no; wishbone:CORE is the "
+                             "Wishbone peripheral with all five modes around CORE, e.g. "
+                             "wishbone:aes-128 (default: "
                              f"{' '.join(default_configs())})")
     report.add_argument("--devices", nargs="+", default=list(DEFAULT_DEVICES), metavar="DEVICE",
                         help=f"bare devices: {', '.join(DEVICES)} (default: all)")
@@ -504,12 +555,25 @@ def make_parser() -> argparse.ArgumentParser:
         "export", help="write a core as standalone Verilog or RTLIL",
         description="Convert a core to Verilog (or RTLIL) for use outside Amaranth. The "
                     "module's ports are the flattened stream signals (key__valid, "
-                    "input__payload, output__ready, ...) plus clk and rst.")
+                    "input__payload, output__ready, ...) plus clk and rst. --core "
+                    "wishbone:CORE (e.g. wishbone:aes-128, wishbone:present-80:decrypt=no) "
+                    "exports the Wishbone peripheral with all five modes around that core "
+                    "(ports bus__cyc, bus__adr, ..., irq).")
     _add_core_arguments(export)
     export.add_argument("--verilog", metavar="FILE", help="write Verilog here")
     export.add_argument("--rtlil", metavar="FILE", help="write RTLIL here")
     export.add_argument("--name", metavar="NAME", help="top module name (default: e.g. aes128)")
     export.set_defaults(func=_cmd_export)
+
+    regmap = commands.add_parser(
+        "regmap", help="write the Wishbone peripheral's register table and C header",
+        description="Write the register map of the Wishbone cipher peripheral, generated from "
+                    "its one description (cores/bus/regmap.py): a Markdown table "
+                    "(docs/wishbone.md) and a C header of offsets, fields and masks "
+                    "(docs/cipher_wishbone.h).")
+    regmap.add_argument("--markdown", metavar="FILE", help="write the Markdown register table")
+    regmap.add_argument("--header", metavar="FILE", help="write the C header")
+    regmap.set_defaults(func=_cmd_regmap)
 
     demo = commands.add_parser(
         "demo", help="simulate the standard test vectors and print cycle counts",

@@ -41,36 +41,36 @@ class InlineExecutor(Executor):
 @dataclass(frozen=True)
 class MeasureJob:
     """One configuration on one bare device, as picklable values."""
-    config: str             # as :func:`cores.catalog.parse_config` reads it
+    config: str             # as :func:`scripts.flow.targets.parse_target` reads it
     device: str             # a name of :data:`platforms.devices.DEVICES`
     seeds: tuple
     root: str
 
     @property
     def key(self) -> str:
-        from cores.catalog import parse_config
-        return f"{parse_config(self.config).label} @ {self.device}"
+        from .targets import parse_target
+        return f"{parse_target(self.config).label} @ {self.device}"
 
 
 def run_measure_job(job: MeasureJob, progress=None):
     """Run :func:`~scripts.flow.build.measure_device` for ``job`` (in any process) and return its
     :class:`~scripts.flow.build.DeviceMeasurement`."""
-    from cores.catalog import parse_config
     from platforms.devices import get_device
     from .build import measure_device
+    from .targets import parse_target
     from .toolchain import configure_toolchain
 
     configure_toolchain()
-    return measure_device(parse_config(job.config), get_device(job.device), seeds=job.seeds,
+    return measure_device(parse_target(job.config), get_device(job.device), seeds=job.seeds,
                           root=job.root, progress=progress)
 
 
 def run_cycles_job(config: str):
-    """Simulate configuration ``config`` (its text) and return its
-    :class:`~scripts.flow.measure.CycleFigures`."""
-    from cores.catalog import parse_config
+    """Simulate target ``config`` (its text: a core or a core in a bus peripheral) and return
+    its :class:`~scripts.flow.measure.CycleFigures`."""
     from .measure import measure_cycles
-    return measure_cycles(parse_config(config))
+    from .targets import parse_target
+    return measure_cycles(parse_target(config))
 
 
 def local_executor(jobs: int) -> Executor:

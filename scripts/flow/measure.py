@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field
 
 
 __all__ = [
-    "CycleFigures", "measure_cycles", "CellCounts", "hierarchy_cells", "classify_cells",
+    "CycleFigures", "measure_cycles", "measure_bus_cycles", "CellCounts", "hierarchy_cells",
+    "classify_cells",
     "core_and_harness", "Overflow", "overflow", "NextpnrResult", "parse_nextpnr_report",
     "parse_nextpnr_log", "parse_nextpnr_overflow", "slice_equivalent", "keep_hierarchy_script",
     "STAT_FILE", "STAT_SCRIPT",
@@ -54,6 +55,13 @@ class CycleFigures:
     counts edges from the input transfer to the output transfer of the first block after a key
     load. ``key_to_input`` counts edges from the key transfer to the first input transfer, with the
     block offered right after the key.
+
+    For a core behind a bus (``through`` is ``"wishbone"``, :func:`measure_bus_cycles`) the
+    figures are what firmware sees, one access at a time: ``cycles_per_block`` is the steady
+    interval between results read while streaming a CTR message (ECB decryption for
+    ``cycles_per_block_decrypt``), ``latency`` the edges from a lone block's last word written to
+    its result's last word read, ``key_to_input`` the edges from the ``START`` write (which loads
+    the key) to the first block entering the core.
     """
     cycles_per_block: float
     cycles_per_block_decrypt: float
@@ -62,6 +70,8 @@ class CycleFigures:
     key_to_input: int
     verified: bool
     blocks: int
+    #: ``"stream"``: the core's own streams; ``"wishbone"``: through the Wishbone peripheral.
+    through: str = "stream"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,14 +83,18 @@ class CycleFigures:
 
 def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
     """Simulate a fresh core of ``config`` (a :class:`~cores.catalog.CoreConfig`) on ``blocks``
-    random blocks each way, and return its :class:`CycleFigures`.
+    random blocks each way, and return its :class:`CycleFigures`; for a
+    :class:`~scripts.flow.targets.PeripheralConfig`, :func:`measure_bus_cycles`.
 
     ``verified`` says whether every output matched the reference model. An encrypt-only core
     (``config.decrypts`` false) encrypts every block, also those that ask for decryption, so its
     second run is checked against encryptions.
     """
     from cores.sim import LoadKey, Process, simulate_cipher
+    from .targets import PeripheralConfig
 
+    if isinstance(config, PeripheralConfig):
+        return measure_bus_cycles(config, seed=seed)
     rng = random.Random(seed)
     key = rng.getrandbits(config.key_bits)
     plain = [rng.getrandbits(config.block_bits) for _ in range(blocks)]
@@ -104,6 +118,58 @@ def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
         key_to_input=encrypt.input.edges[0] - encrypt.key.edges[0],
         verified=verified,
         blocks=blocks,
+    )
+
+
+def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigures:
+    """Simulate a fresh peripheral of ``config`` (a
+    :class:`~scripts.flow.targets.PeripheralConfig`) driven as firmware would drive it
+    (:func:`cores.bus.sim.stream_message`: one Wishbone access at a time, ``STATUS`` polled, the
+    output FIFO drained), on a CTR message of ``blocks`` random blocks and, decrypting, an ECB
+    message (CTR again for an encrypt-only core), and return its :class:`CycleFigures`.
+
+    ``blocks`` must leave a steady stretch after the FIFOs and the core fill up (about five
+    blocks); ``verified`` says whether both messages and the lone blocks matched the model.
+    """
+    from cores.bus.sim import stream_message
+    from cores.modes import Mode
+    from cores.modes.reference import process_message
+
+    rng = random.Random(seed)
+    key = rng.getrandbits(config.key_bits)
+    counter = rng.getrandbits(config.block_bits)
+    plain = [rng.getrandbits(config.block_bits) for _ in range(blocks)]
+
+    def model(mode, decrypt, iv, data):
+        return process_message(mode.name, decrypt, lambda x: config.encrypt(key, x),
+                               lambda x: config.decrypt(key, x), iv, data, config.block_bits)
+
+    def run(mode, decrypt, iv, data):
+        result = stream_message(config.build(), key=key, key_bits=config.key_bits, mode=mode,
+                                decrypt=decrypt, iv=iv, blocks=data)
+        expected = model(mode, decrypt, iv, data)
+        ok = result.results == expected and result.latency_result == expected[0]
+        return result, ok
+
+    encrypt, encrypt_ok = run(Mode.CTR, False, counter, plain)
+    if config.decrypts:
+        decrypt, decrypt_ok = run(Mode.ECB, True, 0, model(Mode.ECB, False, 0, plain))
+    else:
+        decrypt, decrypt_ok = run(Mode.CTR, True, counter, encrypt.results)
+
+    def steady(bus_run):
+        intervals = bus_run.steady_intervals()
+        return float(statistics.median(intervals)) if intervals else float("nan")
+
+    return CycleFigures(
+        cycles_per_block=steady(encrypt),
+        cycles_per_block_decrypt=steady(decrypt),
+        latency=encrypt.latency,
+        latency_decrypt=decrypt.latency,
+        key_to_input=encrypt.start_to_input,
+        verified=encrypt_ok and decrypt_ok,
+        blocks=blocks,
+        through="wishbone",
     )
 
 

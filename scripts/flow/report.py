@@ -129,7 +129,10 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
             "fmax": "nextpnr post-route Fmax of the whole harnessed design; median and best "
                     "over the seeds",
             "cycles": "measured by simulating the core with cores.sim.simulate_cipher, "
-                      "blocks offered back to back (encryption)",
+                      "blocks offered back to back (encryption); for a core in the Wishbone "
+                      "peripheral, through the bus as firmware sees it (cores.bus.sim."
+                      "stream_message: one access per word, STATUS polled, a CTR message "
+                      "streamed)",
             "throughput": "block_bits * Fmax / cycles_per_block",
             "slices": "ceil(max(LUT4, FF) / 2), a perfect-packing lower bound; block RAM "
                       "not counted",
@@ -299,6 +302,15 @@ def _comparison_lines(report: dict) -> list:
     return ["## Beside the papers", ""] + lines + [""]
 
 
+#: How the cycles of a core in the Wishbone peripheral are measured (for the page).
+_BUS_CYCLES = ("Wishbone rows are measured through the bus, as firmware sees them "
+               "(`cores.bus.sim.stream_message`): one access at a time (2 edges per 32-bit "
+               "word), `STATUS` polled before each block; cycles/block is the steady interval "
+               "between results of a long CTR message (decrypt: ECB), latency from a lone "
+               "block's last word written to its result's last word read, and the key load is "
+               "counted from the `START` write to the first block entering the core.")
+
+
 def _cycle_lines(report: dict) -> list:
     cycles = report.get("cycles") or {}
     if not cycles:
@@ -310,7 +322,9 @@ def _cycle_lines(report: dict) -> list:
              "yes" if c["verified"] else "NO"] for label, c in cycles.items()]
     return ["## Cycles, measured in simulation", "",
             "Clock edges, blocks offered back to back with the output always ready "
-            "(`cores.sim.simulate_cipher`); results checked against the reference model.", "",
+            "(`cores.sim.simulate_cipher`); results checked against the reference model."
+            + (" " + _BUS_CYCLES if any(c.get("through") == "wishbone" for c in cycles.values())
+               else ""), "",
             _markdown_table(header, body), ""]
 
 

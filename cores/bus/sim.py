@@ -1,0 +1,278 @@
+"""Driving a :class:`~cores.bus.CipherPeripheral` in simulation as firmware would: a Wishbone
+master making one access at a time, with the calls a driver makes (write the key, start a message,
+stream blocks in and results out while polling ``STATUS``).
+
+:func:`simulate_firmware` runs an async firmware program against a peripheral;
+:func:`stream_message` is the program the report measures the peripheral with (see
+:func:`scripts.flow.measure.measure_cycles`), and the tests drive the peripheral through the same
+:class:`WishboneFirmware`.
+
+Edges are clock edges of the ``sync`` domain, counted from 1 at the first edge of the simulation
+(as in :mod:`cores.sim`); :attr:`WishboneFirmware.edge` is the number of edges so far.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Sequence
+
+from amaranth.hdl import ClockDomain, Fragment, Module, Signal
+from amaranth.sim import Simulator
+
+from ..modes import Mode
+from ..sim import stream_monitor
+from .regmap import register
+
+
+__all__ = ["WishboneFirmware", "simulate_firmware", "BusRun", "stream_message"]
+
+
+def _bit(register_name: str, field_name: str) -> int:
+    return register(register_name).field(field_name).mask
+
+
+class WishboneFirmware:
+    """A Wishbone master in a testbench, with the calls a driver would make.
+
+    Each access drives ``cyc``/``stb`` and waits for ``ack`` (two edges with this peripheral,
+    one access at a time, as a CPU without a write buffer makes them).
+
+    Attributes
+    ----------
+    ctx :
+        The testbench context.
+    dut : :class:`~cores.bus.CipherPeripheral`
+    rst : :class:`Signal`
+        The ``sync`` domain's reset (a program may pulse it).
+    memories : :class:`dict`
+        The design's memories by hierarchical name (``"dout/storage"``), to read their contents
+        (``ctx.get(memory[i])``) without going through the bus.
+    accesses : :class:`int`
+        Bus accesses made so far.
+    result_edges, pending_at_result : :class:`list`
+        For each block read by :meth:`stream`: the edge its last word was read on, and how many
+        blocks were still to be written then.
+    """
+    def __init__(self, ctx, dut, *, rst=None, edges: Signal | None = None,
+                 memories: dict | None = None):
+        self.ctx, self.dut, self.bus = ctx, dut, dut.bus
+        self.rst = rst
+        self.memories = {} if memories is None else memories
+        self._edges = edges
+        self.accesses = 0
+        self.result_edges = []
+        self.pending_at_result = []
+
+    @property
+    def edge(self) -> int:
+        """Edges of the ``sync`` clock so far."""
+        if self._edges is None:
+            raise RuntimeError("this firmware has no edge counter")
+        return self.ctx.get(self._edges)
+
+    async def access(self, address: int, value: int | None = None, sel: int = 0b1111) -> int:
+        """Read (``value`` is ``None``) or write the word at byte ``address``; returns the data
+        read (0 for a write)."""
+        ctx, bus = self.ctx, self.bus
+        ctx.set(bus.adr, address // 4)
+        ctx.set(bus.we, value is not None)
+        ctx.set(bus.dat_w, value or 0)
+        ctx.set(bus.sel, sel)
+        ctx.set(bus.cyc, 1)
+        ctx.set(bus.stb, 1)
+        data, = await ctx.tick().sample(bus.dat_r).until(bus.ack)
+        ctx.set(bus.cyc, 0)
+        ctx.set(bus.stb, 0)
+        self.accesses += 1
+        return data
+
+    async def write(self, name: str, value: int, index: int = 0, sel: int = 0b1111):
+        await self.access(register(name).offsets()[index], value, sel)
+
+    async def read(self, name: str, index: int = 0) -> int:
+        return await self.access(register(name).offsets()[index])
+
+    async def set_key(self, key: int, key_bits: int):
+        for index in range(-(-key_bits // 32)):
+            await self.write("KEY", (key >> (32 * index)) & 0xffffffff, index)
+
+    async def set_iv(self, iv: int, words: int):
+        for index in range(words):
+            await self.write("IV", (iv >> (32 * index)) & 0xffffffff, index)
+
+    async def start(self, mode: Mode, decrypt: bool = False, keysel: int = 0,
+                    length: int | None = None):
+        """Write ``LENGTH`` (if given), then ``CTRL`` with ``START``."""
+        if length is not None:
+            await self.write("LENGTH", length)
+        await self.write("CTRL", mode.value | (int(decrypt) << 3) | (keysel << 4) |
+                         _bit("CTRL", "START"))
+
+    async def put_block(self, block: int):
+        """Write one block to ``DIN``, most significant word first."""
+        words = self.dut.block_words
+        for index in range(words):
+            await self.write("DIN", (block >> (32 * (words - 1 - index))) & 0xffffffff)
+
+    async def get_block(self) -> int:
+        """Read one block from ``DOUT``, most significant word first."""
+        words, block = self.dut.block_words, 0
+        for _ in range(words):
+            block = (block << 32) | await self.read("DOUT")
+        return block
+
+    async def stream(self, blocks: Sequence[int], expect: int | None = None) -> list:
+        """Write ``blocks`` whenever there is space and read results whenever a block is ready,
+        polling ``STATUS``, until ``expect`` results (one per block by default) are read."""
+        results, pending = [], list(blocks)
+        while len(results) < (len(blocks) if expect is None else expect):
+            status = await self.read("STATUS")
+            if pending and status & _bit("STATUS", "IN_SPACE"):
+                await self.put_block(pending.pop(0))
+            if status & _bit("STATUS", "OUT_READY"):
+                results.append(await self.get_block())
+                if self._edges is not None:
+                    self.result_edges.append(self.edge)
+                    self.pending_at_result.append(len(pending))
+        return results
+
+    async def message(self, mode: Mode, blocks: Sequence[int], *, decrypt: bool = False,
+                      iv: int = 0, keysel: int = 0) -> list:
+        """Write the IV, start a message of ``blocks`` and :meth:`stream` it."""
+        await self.set_iv(iv, self.dut.block_words)
+        await self.start(mode, decrypt, keysel, length=len(blocks))
+        return await self.stream(blocks)
+
+    async def wait_idle(self):
+        """Poll ``STATUS`` until ``BUSY`` is low."""
+        while await self.read("STATUS") & _bit("STATUS", "BUSY"):
+            pass
+
+
+def _memories(fragment) -> dict:
+    # Memories by hierarchical name, for programs that inspect their contents.
+    from amaranth.hdl._mem import MemoryInstance
+    found = {}
+
+    def walk(frag, path):
+        for sub, name, *_ in frag.subfragments:
+            if isinstance(sub, MemoryInstance):
+                found["/".join(path[1:] + (name,))] = sub._data
+            walk(sub, path + (name,))
+    walk(fragment, ())
+    return found
+
+
+def simulate_firmware(dut, program: Callable[[WishboneFirmware], Awaitable], *,
+                      max_edges: int = 40_000, background: Sequence = ()):
+    """Simulate peripheral ``dut`` driven by ``program(fw)``, an async function given a
+    :class:`WishboneFirmware`; ends when the program returns. :exc:`RuntimeError` if it has not
+    within ``max_edges`` edges. ``background`` holds further background testbenches (monitors).
+    """
+    m = Module()
+    m.domains.sync = domain = ClockDomain()
+    m.submodules.dut = dut
+    edges = Signal(32, reset_less=True)
+    m.d.sync += edges.eq(edges + 1)
+    fragment = Fragment.get(m, None)
+    sim = Simulator(fragment)
+    sim.add_clock(1e-8)
+    memories = _memories(fragment)
+
+    async def testbench(ctx):
+        await program(WishboneFirmware(ctx, dut, rst=domain.rst, edges=edges,
+                                       memories=memories))
+
+    async def watchdog(ctx):
+        for _ in range(max_edges):
+            await ctx.tick()
+        raise RuntimeError(f"the firmware did not finish within {max_edges} edges")
+
+    sim.add_testbench(watchdog, background=True)
+    for bench in background:
+        sim.add_testbench(bench, background=True)
+    sim.add_testbench(testbench)
+    sim.run()
+
+
+@dataclass
+class BusRun:
+    """What :func:`stream_message` saw.
+
+    ``result_edges`` are the edges on which the last word of each result was read, and
+    ``pending_at_result`` how many blocks the firmware still had to write at each of those reads;
+    ``start_to_input`` counts edges from the ``START`` write (which loads the key) to the first
+    block entering the core, that block having been written before ``START``; ``latency`` counts
+    edges from the last word of a one-block message written (key loaded, peripheral idle) to the
+    last word of its result read, ``STATUS`` polled in between (``latency_result`` is that
+    result). ``accesses`` and ``edges`` are the totals of the whole run.
+    """
+    results: list
+    result_edges: list
+    pending_at_result: list
+    start_to_input: int
+    latency: int
+    latency_result: int
+    accesses: int
+    edges: int
+
+    def intervals(self) -> list:
+        """Edges between the reads of successive results."""
+        return [b - a for a, b in zip(self.result_edges, self.result_edges[1:])]
+
+    def steady_intervals(self) -> list:
+        """The :meth:`intervals` ending at a result read while blocks were still to be written:
+        the rate of a long message, without the fill before the first result and the drain after
+        the last block written (when the firmware only reads)."""
+        return [interval for interval, pending in
+                zip(self.intervals(), self.pending_at_result[1:]) if pending]
+
+
+def stream_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, iv: int,
+                   blocks: Sequence[int], max_edges: int | None = None) -> BusRun:
+    """Run one message through peripheral ``dut`` as a driver would, and time it.
+
+    The firmware writes the key, the IV and ``LENGTH``, fills the input FIFO with as many blocks
+    as it holds, writes ``CTRL.START``, then streams the rest (:meth:`WishboneFirmware.stream`:
+    poll ``STATUS``; write a block if there is space; read a block if one is ready). Then, the key
+    loaded and the peripheral idle, a one-block message of the first block: written, ``STATUS``
+    polled until ``OUT_READY``, read (the :attr:`BusRun.latency`).
+    """
+    blocks = list(blocks)
+    words = dut.block_words
+    logs = {}
+    if max_edges is None:
+        max_edges = 2_000 + 200 * (len(blocks) + 1) * words
+    run = {}
+
+    async def program(fw):
+        await fw.set_key(key, key_bits)
+        await fw.set_iv(iv, words)
+        await fw.write("LENGTH", len(blocks))
+        prefill = min(len(blocks), dut.fifo_words // words)
+        for block in blocks[:prefill]:
+            await fw.put_block(block)
+        await fw.start(mode, decrypt)
+        run["start"] = fw.edge
+        run["results"] = await fw.stream(blocks[prefill:], expect=len(blocks))
+        run["result_edges"] = list(fw.result_edges)
+        run["pending"] = list(fw.pending_at_result)
+        await fw.wait_idle()
+        await fw.start(mode, decrypt, length=1)
+        await fw.put_block(blocks[0])
+        written = fw.edge
+        while not await fw.read("STATUS") & _bit("STATUS", "OUT_READY"):
+            pass
+        run["latency_result"] = await fw.get_block()
+        run["latency"] = fw.edge - written
+        run["accesses"] = fw.accesses
+        run["edges"] = fw.edge
+
+    monitor = stream_monitor({"input": dut.engine.input}, logs)
+    simulate_firmware(dut, program, max_edges=max_edges, background=[monitor])
+    first_input = next(edge for edge in logs["input"].edges if edge > run["start"])
+    return BusRun(results=run["results"], result_edges=run["result_edges"],
+                  pending_at_result=run["pending"],
+                  start_to_input=first_input - run["start"], latency=run["latency"],
+                  latency_result=run["latency_result"], accesses=run["accesses"],
+                  edges=run["edges"])
