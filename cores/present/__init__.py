@@ -1,7 +1,9 @@
-"""PRESENT-80/128 (Bogdanov et al., CHES 2007): tables, reference model and the hardware core."""
+"""PRESENT-80/128 (Bogdanov et al., CHES 2007): tables, reference model and the hardware cores."""
 
 from .core import ROUNDS_PER_CYCLE, PRESENT
+from .serial import SerialPRESENT
+from .pipelined import PipelinedPRESENT
 from .catalog import CATALOG
 
 
-__all__ = ["ROUNDS_PER_CYCLE", "PRESENT", "CATALOG"]
+__all__ = ["ROUNDS_PER_CYCLE", "PRESENT", "SerialPRESENT", "PipelinedPRESENT", "CATALOG"]
