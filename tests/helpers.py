@@ -1,0 +1,229 @@
+"""Test helpers shared by the suite: stream helpers, operations, the reference answers, and the
+contract monitor that checks every rule of :class:`~cores.interface.BlockCipherSignature`.
+
+The reference for AES is pycryptodome (an implementation independent of ours); for every other
+cipher it is the catalog entry's model (``config.encrypt`` / ``config.decrypt``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from Crypto.Cipher import AES as PyCryptodomeAES
+
+from cores.sim import (CipherRun, LoadKey, Process, simulate_cipher,
+                       simulator_with_reset, stream_get, stream_monitor, stream_put)
+
+
+__all__ = [
+    "LoadKey", "Process", "CipherRun", "simulate_cipher", "simulator_with_reset", "stream_get",
+    "stream_monitor", "stream_put",
+    "aes_oracle", "reference", "expected_results", "random_operations", "vector_operations",
+    "pulse_reset", "run_testbench", "contract_monitor", "ContractRun", "run_with_contract",
+    "key_groups",
+]
+
+
+def aes_oracle(key: int, key_bits: int, block: int, decrypt: bool) -> int:
+    """pycryptodome's AES answer, on our integer byte order."""
+    cipher = PyCryptodomeAES.new(key.to_bytes(key_bits // 8, "big"), PyCryptodomeAES.MODE_ECB)
+    operate = cipher.decrypt if decrypt else cipher.encrypt
+    return int.from_bytes(operate(block.to_bytes(16, "big")), "big")
+
+
+def reference(config, key: int, block: int, decrypt: bool) -> int:
+    """The expected result of one block on the core of ``config`` (a ``CoreConfig``).
+
+    An encrypt-only core (option ``decrypt=False``) encrypts every block."""
+    decrypt = decrypt and config.all_options().get("decrypt", True)
+    if config.spec.name == "aes":
+        return aes_oracle(key, config.key_bits, block, decrypt)
+    return (config.decrypt if decrypt else config.encrypt)(key, block)
+
+
+def expected_results(config, operations) -> list:
+    """:func:`reference` for each :class:`Process` of ``operations``, under the key before it."""
+    results, key = [], None
+    for op in operations:
+        if isinstance(op, LoadKey):
+            key = op.key
+        else:
+            results.append(reference(config, key, op.block, op.decrypt))
+    return results
+
+
+def random_operations(config, rng: random.Random, *, keys: int = 2, blocks_per_key: int = 3,
+                      extreme_keys: bool = False) -> list:
+    """``keys`` random keys, each followed by ``blocks_per_key`` random blocks in random
+    directions. With ``extreme_keys`` the first key is all zeros and the second all ones."""
+    operations = []
+    for index in range(keys):
+        key = rng.getrandbits(config.key_bits)
+        if extreme_keys and index < 2:
+            key = [0, (1 << config.key_bits) - 1][index]
+        operations.append(LoadKey(key))
+        for _ in range(blocks_per_key):
+            operations.append(Process(rng.getrandbits(config.block_bits), rng.random() < 0.5))
+    return operations
+
+
+def vector_operations(config) -> list:
+    """Each key of the printed vectors (FIPS-197, the PRESENT paper), then each of its vectors
+    encrypted and decrypted."""
+    operations = []
+    vectors = config.vectors()
+    for key in dict.fromkeys(vector.key for vector in vectors):
+        operations.append(LoadKey(key))
+        for vector in vectors:
+            if vector.key == key:
+                operations += [Process(vector.plaintext, False), Process(vector.ciphertext, True)]
+    return operations
+
+
+def key_groups(run: CipherRun, operations) -> list:
+    """Per key load: (key transfer edge, [(input edge, output edge), ...] of its blocks)."""
+    groups, blocks = [], iter(zip(run.input.edges, run.output.edges))
+    key_edges = iter(run.key.edges)
+    for op in operations:
+        if isinstance(op, LoadKey):
+            groups.append((next(key_edges), []))
+        else:
+            groups[-1][1].append(next(blocks))
+    return groups
+
+
+async def pulse_reset(ctx, rst):
+    """Hold the ``sync`` reset high for one edge."""
+    ctx.set(rst, 1)
+    await ctx.tick()
+    ctx.set(rst, 0)
+
+
+def run_testbench(core, testbench, *, monitor: list | None = None):
+    """Simulate ``core`` with ``testbench(ctx, rst)``, where ``rst`` resets the core. With a
+    ``monitor`` list, :func:`contract_monitor` runs beside it and appends to that list."""
+    sim, rst = simulator_with_reset(core)
+    if monitor is not None:
+        sim.add_testbench(contract_monitor(core, monitor), background=True)
+
+    async def wrapped(ctx):
+        await testbench(ctx, rst)
+
+    sim.add_testbench(wrapped)
+    sim.run()
+
+
+def _as_int(value) -> int:
+    if hasattr(value, "as_value"):
+        return value.as_value().value
+    return int(value)
+
+
+def contract_monitor(core, violations: list):
+    """A background testbench checking, at every edge, the rules of the contract that can be
+    seen on the core's ports; each break is appended to ``violations`` as
+    ``"edge N: <rule>"``:
+
+    * ``output.valid dropped before the transfer`` / ``output.payload changed while valid``;
+    * ``output.valid with no block in flight``;
+    * ``key.ready while a block is in flight``;
+    * ``input.ready before the first key``;
+    * ``input.ready while key.valid``.
+
+    A reset (the ``sync`` domain's) empties the core: no block in flight, no key.
+    """
+    async def monitor(ctx):
+        watched = [core.key.valid, core.key.ready, core.input.valid, core.input.ready,
+                   core.output.valid, core.output.ready, core.output.payload]
+        in_flight, key_loaded, pending, edge = 0, False, None, 0
+        async for clk, rst, *values in ctx.tick().sample(*watched):
+            edge += 1
+            key_valid, key_ready, input_valid, input_ready, out_valid, out_ready, payload = values
+            payload = _as_int(payload)
+            if rst:
+                in_flight, key_loaded, pending = 0, False, None
+                continue
+
+            def fail(rule):
+                violations.append(f"edge {edge}: {rule}")
+
+            if pending is not None:
+                if not out_valid:
+                    fail("output.valid dropped before the transfer")
+                elif payload != pending:
+                    fail("output.payload changed while valid")
+            if out_valid and in_flight == 0:
+                fail("output.valid with no block in flight")
+            if key_ready and in_flight > 0:
+                fail("key.ready while a block is in flight")
+            if input_ready and not key_loaded:
+                fail("input.ready before the first key")
+            if input_ready and key_valid:
+                fail("input.ready while key.valid")
+
+            pending = payload if out_valid and not out_ready else None
+            if out_valid and out_ready:
+                in_flight -= 1
+            if input_valid and input_ready:
+                in_flight += 1
+            if key_valid and key_ready:
+                key_loaded = True
+    return monitor
+
+
+@dataclass
+class ContractRun:
+    """The outcome of :func:`run_with_contract`: the :class:`CipherRun` and the rules broken."""
+    run: CipherRun
+    violations: list = field(default_factory=list)
+
+
+def run_with_contract(core, operations, *, rng: random.Random | None = None, max_gap: int = 0,
+                      max_stall: int = 0, max_edges: int | None = None) -> ContractRun:
+    """Like :func:`~cores.sim.simulate_cipher` (same producer and consumer, gaps and stalls from
+    ``rng``), with :func:`contract_monitor` running beside it. With ``max_stall``, the consumer
+    always holds the second result back for ``max_stall`` edges, so every run has back-pressure."""
+    operations = list(operations)
+    blocks = sum(isinstance(op, Process) for op in operations)
+    rng = random.Random(0) if rng is None else rng
+    gaps = [rng.randint(0, max_gap) for _ in operations]
+    stalls = [rng.randint(0, max_stall) for _ in range(blocks)]
+    if max_stall and blocks > 1:
+        stalls[1] = max_stall           # so that every run exercises back-pressure
+    if max_edges is None:
+        max_edges = 64 * (len(operations) + 4) * (1 + max_gap + max_stall)
+    logs, violations = {}, []
+
+    async def producer(ctx, rst):
+        for op, gap in zip(operations, gaps):
+            if isinstance(op, LoadKey):
+                await stream_put(ctx, core.key, op.key, gap=gap)
+            else:
+                await stream_put(ctx, core.input,
+                                 {"block": op.block, "decrypt": int(op.decrypt)}, gap=gap)
+
+    async def consumer(ctx):
+        for stall in stalls:
+            await stream_get(ctx, core.output, stall=stall)
+        await ctx.tick()
+
+    async def watchdog(ctx):
+        for _ in range(max_edges):
+            await ctx.tick()
+        raise RuntimeError(f"simulation did not finish within {max_edges} edges")
+
+    sim, rst = simulator_with_reset(core)
+    sim.add_testbench(stream_monitor({"key": core.key, "input": core.input,
+                                      "output": core.output}, logs), background=True)
+    sim.add_testbench(contract_monitor(core, violations), background=True)
+    sim.add_testbench(watchdog, background=True)
+
+    async def run_producer(ctx):
+        await producer(ctx, rst)
+
+    sim.add_testbench(run_producer)
+    sim.add_testbench(consumer)
+    sim.run()
+    run = CipherRun(key=logs["key"], input=logs["input"], output=logs["output"])
+    return ContractRun(run, violations)
