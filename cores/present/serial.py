@@ -258,12 +258,14 @@ class SerialPRESENT(wiring.Component):
                     self.key.ready.eq(1),
                     self.input.ready.eq(key_loaded & ~self.key.valid),
                 ]
+                # `cycle` is cleared on every edge here and in "Output", not on the transfers:
+                # that keeps the streams' handshake out of the counter's clock enable.
+                m.d.sync += cycle.eq(0)
                 if self._decrypt:
                     with m.If(self.key.valid):
-                        m.d.sync += [cycle.eq(0), decrypting.eq(0)]
+                        m.d.sync += decrypting.eq(0)
                         m.next = "Load key"
                 with m.If(load_block):
-                    m.d.sync += cycle.eq(0)
                     m.next = "Copy key"
 
             if self._decrypt:
@@ -333,10 +335,10 @@ class SerialPRESENT(wiring.Component):
                     self.output.valid.eq(1),
                     self.input.ready.eq(self.output.ready & ~self.key.valid),
                 ]
+                m.d.sync += cycle.eq(0)
                 with m.If(self.output.ready):
                     m.next = "Idle"
                 with m.If(load_block):
-                    m.d.sync += cycle.eq(0)
                     m.next = "Copy key"
 
         return m
