@@ -39,7 +39,7 @@ def test_help_explains(capsys):
         assert word in out
 
 
-@pytest.mark.parametrize("command", ["build", "report", "export", "demo", "list"])
+@pytest.mark.parametrize("command", ["build", "report", "export", "demo", "list", "regmap"])
 def test_subcommand_help(capsys, command):
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])
@@ -65,8 +65,7 @@ def test_no_command_prints_help(capsys):
     (["build", "--loop-blocks", "0"],
      "argument --loop-blocks: must be a positive integer, not '0'"),
     (["build", "--key-bits", "abc"],
-     "argument --key-bits: must be a key size (AES: 128, 192 or 256; PRESENT: 80 or 128; "
-     "TOY: 80), not 'abc'"),
+     "argument --key-bits: must be a key size (AES: 128, 192 or 256; PRESENT: 80 or 128; "),
     (["build", "--core", "present", "--rounds-per-cycle", "3"],
      "--rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, not '3'"),
     (["build", "--core", "present", "--rounds-per-cycle", "0"],
@@ -85,6 +84,24 @@ def test_no_command_prints_help(capsys):
      "argument -j/--jobs: must be a positive integer, not '0'"),
     (["export", "--core", "toy"], "export needs --verilog FILE and/or --rtlil FILE"),
     (["demo", "--core", "des"], "unknown core 'des'"),
+    (["build", "--core", "wishbone:toy"],
+     "--core wishbone:toy: build makes a board self-test of a bare core; the Wishbone "
+     "peripheral needs a CPU on the board: measure it with cipher-cores report --cores "
+     "wishbone:toy"),
+    (["report", "--cores", "wishbone:"],
+     "--cores wishbone:: a wrapper needs a core after it, e.g. wishbone:aes-128"),
+    (["report", "--cores", "wishbone:des-64"], "--cores wishbone:des-64: unknown core 'des'"),
+    (["report", "--cores", "toy", "uart:toy"],
+     "--cores uart:toy: unknown core 'uart'; choose from aes, present"),
+    (["report", "--cores", "wishbone:wishbone:toy"], "one wrapper around a core, not two"),
+    (["report", "--cores", "wishbone:aes-128:sbox=rom"],
+     "--cores wishbone:aes-128:sbox=rom: --sbox must be logic, bram or boolean, not 'rom'"),
+    (["export", "--core", "wishbone:toy", "--key-bits", "80", "--rtlil", "x.il"],
+     "--key-bits does not apply to --core wishbone:toy: write the core's key size and options "
+     "in it"),
+    (["export", "--core", "wishbone:des", "--rtlil", "x.il"],
+     "--core wishbone:des: unknown core 'des'"),
+    (["regmap"], "regmap needs --markdown FILE and/or --header FILE"),
 ])
 def test_errors_are_one_line(capsys, argv, message):
     code, _, err = run(capsys, *argv)
@@ -104,6 +121,34 @@ def test_list(capsys):
     code, out, _ = run(capsys, "list")
     assert code == 0
     assert "icebreaker" in out and "ecp5-85f" in out and "present" in out
+    assert "wishbone:CORE" in out
+
+
+def test_regmap_writes_the_generated_table_and_header(capsys, tmp_path):
+    from cores.bus import regmap
+    markdown, header = tmp_path / "wishbone.md", tmp_path / "cipher_wishbone.h"
+    code, out, err = run(capsys, "regmap", "--markdown", str(markdown), "--header", str(header))
+    assert code == 0, err
+    assert markdown.read_text() == regmap.markdown()
+    assert header.read_text() == regmap.c_header()
+    assert out.splitlines() == [f"wrote {markdown} (Markdown register table)",
+                                f"wrote {header} (C header)"]
+
+
+def test_regmap_header_alone(capsys, tmp_path):
+    header = tmp_path / "h.h"
+    code, _, err = run(capsys, "regmap", "--header", str(header))
+    assert code == 0, err
+    assert header.exists() and not (tmp_path / "wishbone.md").exists()
+
+
+def test_export_the_peripheral(capsys, tmp_path):
+    path = tmp_path / "wb.il"
+    code, out, err = run(capsys, "export", "--core", "wishbone:toy", "--rtlil", str(path))
+    assert code == 0, err
+    assert "top module wishbone_toy80" in out
+    text = path.read_text()
+    assert "bus__cyc" in text and "irq" in text
 
 
 def test_build_files_only(capsys, tmp_path):
@@ -249,6 +294,8 @@ def no_work(monkeypatch):
     monkeypatch.setattr("scripts.flow.report.run_report", forbidden)
     monkeypatch.setattr("amaranth.back.verilog.convert", forbidden)
     monkeypatch.setattr("amaranth.back.rtlil.convert", forbidden)
+    monkeypatch.setattr("cores.bus.regmap.markdown", forbidden)
+    monkeypatch.setattr("cores.bus.regmap.c_header", forbidden)
     stub_tools(monkeypatch)
 
 
@@ -284,6 +331,9 @@ def unwritable_folder(tmp_path):
      "--plot {locked}/r.png: cannot write in {locked}"),
     (["report", "--cores", "toy", "--build-dir", "{locked}/b"],
      "--build-dir {locked}/b: cannot write in {locked}"),
+    (["regmap", "--markdown", "{tmp}/m.md", "--header", "{tmp}/missing/h.h"],
+     "--header {tmp}/missing/h.h: folder {tmp}/missing does not exist"),
+    (["regmap", "--markdown", "{locked}/m.md"], "--markdown {locked}/m.md: cannot write in"),
 ])
 def test_unwritable_outputs_are_refused_before_any_work(capsys, tmp_path, no_work, argv,
                                                         message):

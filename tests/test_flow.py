@@ -8,16 +8,19 @@ import pathlib
 import shutil
 
 import pytest
+from amaranth.hdl import Fragment
 
-from cores.catalog import parse_config
+from cores.catalog import CoreConfig, parse_config
 from platforms.boards import get_board
 from platforms.devices import get_device
+from platforms.harness import MeasurementHarness, harness_widths
 import scripts.flow.build
 from scripts.flow.build import (BoardBuild, DeviceMeasurement, DoesNotFit, build_board,
                                 measure_device, run_step)
-from scripts.flow.jobs import InlineExecutor
+from scripts.flow.jobs import InlineExecutor, MeasureJob
 from scripts.flow.measure import CellCounts, Overflow
 from scripts.flow.report import run_report
+from scripts.flow.targets import PeripheralConfig, parse_target
 
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".
@@ -232,3 +235,82 @@ def test_report_lists_a_failed_build_and_goes_on(fake_tools, tmp_path, monkeypat
     error, = report["errors"]
     assert error.startswith("TOY-80 @ ecp5-25f: TOY-80 @ ecp5-25f: nextpnr exited with 3: "
                             "ERROR: something else")
+
+
+# --- targets: a core, or a core in the Wishbone peripheral ------------------------------------
+
+def test_target_is_a_core_or_a_core_in_the_peripheral():
+    from cores.bus import CipherPeripheral
+    assert parse_target("toy") == parse_config("toy")
+    config = parse_target(" Wishbone:present-80:rounds_per_cycle=4 ")
+    assert isinstance(config, PeripheralConfig)
+    assert config.core == parse_config("present-80:rounds_per_cycle=4")
+    assert config.label == "Wishbone PRESENT-80 (rounds_per_cycle=4; ECB/CBC/CFB/OFB/CTR)"
+    assert config.slug == "wishbone_present80_rounds_per_cycle_4"
+    assert config.text == "wishbone:present-80:rounds_per_cycle=4"
+    assert parse_target(config.text) == config
+    assert (config.block_bits, config.key_bits, config.decrypts) == (64, 80, True)
+    assert config.to_dict() == {"wrapper": "wishbone",
+                                "modes": ["ECB", "CBC", "CFB", "OFB", "CTR"],
+                                **config.core.to_dict()}
+    assert config.papers() == [] and parse_config("present-80").papers()
+    toy = parse_target("wishbone:toy")
+    assert toy.label == "Wishbone TOY-80 (ECB/CBC/CFB/OFB/CTR)"
+    peripheral = toy.build()
+    assert isinstance(peripheral, CipherPeripheral) and peripheral.block_words == 2
+    # About 75 I/O bits in the measurement harness: the bus and the interrupt.
+    assert harness_widths(peripheral) == (1 + 1 + 1 + 5 + 32 + 4, 32 + 1 + 1)
+    Fragment.get(MeasurementHarness(peripheral), None)     # it elaborates inside the harness
+
+
+@pytest.mark.parametrize("text, error, message", [
+    ("wishbone:", ValueError, "a wrapper needs a core after it, e.g. wishbone:aes-128"),
+    ("wishbone:des-64", KeyError, "unknown core 'des'; choose from "),
+    ("wishbone:wishbone:toy", ValueError, "one wrapper around a core, not two"),
+    ("uart:toy", KeyError, "unknown core 'uart'; choose from aes, present"),
+    ("wishbone:toy:flavour=x", ValueError, "TOY has no option 'flavour'"),
+])
+def test_target_errors_are_one_line(text, error, message):
+    with pytest.raises(error) as info:
+        parse_target(text)
+    assert message in info.value.args[0] and "\n" not in info.value.args[0]
+    if text.startswith("uart"):
+        assert info.value.args[0].endswith("(or a bus wrapper: wishbone:CORE)")
+
+
+def test_peripheral_refuses_a_block_size_it_cannot_take():
+    import dataclasses
+    from .toy_cipher import TOY_ENTRY
+    odd = CoreConfig(dataclasses.replace(TOY_ENTRY, block_bits=48), 80)
+    with pytest.raises(ValueError, match=r"^the Wishbone peripheral takes blocks of 32, 64, 96 or "
+                                         r"128 bits; TOY-80 has 48$"):
+        PeripheralConfig(odd)
+
+
+def test_peripheral_job_is_picklable_as_text(tmp_path):
+    import pickle
+    job = MeasureJob("wishbone:toy", "ice40-up5k", (1,), str(tmp_path))
+    assert pickle.loads(pickle.dumps(job)).key == \
+        "Wishbone TOY-80 (ECB/CBC/CFB/OFB/CTR) @ ice40-up5k"
+
+
+def test_report_row_of_the_peripheral(fake_tools, tmp_path, monkeypatch):
+    tools = fake_tools()
+    monkeypatch.setattr("scripts.flow.toolchain.tool_versions", lambda *a, **k: {})
+    config = parse_target("wishbone:toy")
+    report = run_report([config], [get_device("ice40-up5k")], seeds=[1], root=str(tmp_path),
+                        executor=InlineExecutor())
+    assert report["errors"] == []
+    row, = report["rows"]
+    assert row["label"] == "Wishbone TOY-80 (ECB/CBC/CFB/OFB/CTR)"
+    assert row["config"]["wrapper"] == "wishbone"
+    assert row["build_dir"] == str(tmp_path / "wishbone_toy80" / "ice40-up5k")
+    # The peripheral is the harness's core: its cells are counted by hierarchy like a core's.
+    assert (row["lut4"], row["ff"]) == (208, 134)
+    design = (tmp_path / "wishbone_toy80" / "ice40-up5k" / "top.il").read_text()
+    assert "top.harness.core" in design and "bus__cyc" in design
+    assert [argv[0] for argv in tools.calls] == ["yosys", "nextpnr-ice40"]
+    # Cycles through the bus (toy: bus-bound, 10 edges per 64-bit block).
+    assert row["cycles_per_block"] == 10 and row["cycles"]["through"] == "wishbone"
+    assert row["throughput_median_mbps"] == pytest.approx(64 * 53.07 / 10, abs=0.1)
+    assert report["papers"] == []

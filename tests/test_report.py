@@ -17,6 +17,7 @@ from scripts.flow.measure import (
 from scripts.flow.report import (assemble, papers_for, derive_row, markdown_report, plot_report,
                                  text_table)
 from scripts.flow.build import MEASURE_CORE_PATH, DeviceMeasurement, seed_command
+from scripts.flow.targets import parse_target
 
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".
@@ -318,3 +319,33 @@ def test_cycles_of_an_encrypt_only_core_are_verified_against_encryption():
     figures = measure_cycles(parse_config("present-80:decrypt=no"), blocks=3)
     assert figures.verified
     assert figures.key_to_input == 1
+
+
+def test_cycles_through_the_wishbone_peripheral_are_what_firmware_sees():
+    figures = measure_cycles(parse_target("wishbone:toy"), blocks=10)
+    assert figures.verified and figures.through == "wishbone"
+    # The toy core (6 cycles per block) keeps up with the bus: each 64-bit block costs one STATUS
+    # read, two DIN writes and two DOUT reads, 2 edges each, both ways (CTR; ECB decryption).
+    assert figures.cycles_per_block == figures.cycles_per_block_decrypt == 10
+    # A lone block: STATUS read, two DOUT reads, and the core's 5 edges behind the FIFOs.
+    assert figures.latency == figures.latency_decrypt == 14
+    # START loads the key (1 edge for the toy), then the block moves from the input FIFO.
+    assert figures.key_to_input == 3
+    assert CycleFigures.from_dict(figures.to_dict()) == figures
+
+
+def test_cycles_through_the_peripheral_of_an_encrypt_only_core_decrypt_in_ctr():
+    pytest.importorskip("cores.present")
+    figures = measure_cycles(parse_target("wishbone:present-80:decrypt=no,rounds_per_cycle=8"),
+                             blocks=8)
+    assert figures.verified
+    assert figures.cycles_per_block == figures.cycles_per_block_decrypt == 10
+
+
+def test_markdown_explains_cycles_through_the_bus():
+    report = report_fixture()
+    label = "Wishbone TOY-80 (ECB/CBC/CFB/OFB/CTR)"
+    report["cycles"][label] = {**report["cycles"]["TOY-80"], "through": "wishbone"}
+    page = markdown_report(report)
+    assert "Wishbone rows are measured through the bus, as firmware sees them" in page
+    assert "through the bus" not in markdown_report(report_fixture())

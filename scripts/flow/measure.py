@@ -81,10 +81,11 @@ class CycleFigures:
         return cls(**data)
 
 
-def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
+def measure_cycles(config, *, blocks: int | None = None, seed: int = 1) -> CycleFigures:
     """Simulate a fresh core of ``config`` (a :class:`~cores.catalog.CoreConfig`) on ``blocks``
-    random blocks each way, and return its :class:`CycleFigures`; for a
-    :class:`~scripts.flow.targets.PeripheralConfig`, :func:`measure_bus_cycles`.
+    random blocks each way (6 by default), and return its :class:`CycleFigures`; for a
+    :class:`~scripts.flow.targets.PeripheralConfig`, :func:`measure_bus_cycles` (16 blocks by
+    default).
 
     ``verified`` says whether every output matched the reference model. An encrypt-only core
     (``config.decrypts`` false) encrypts every block, also those that ask for decryption, so its
@@ -94,7 +95,9 @@ def measure_cycles(config, *, blocks: int = 6, seed: int = 1) -> CycleFigures:
     from .targets import PeripheralConfig
 
     if isinstance(config, PeripheralConfig):
-        return measure_bus_cycles(config, seed=seed)
+        return measure_bus_cycles(config, seed=seed, **({} if blocks is None else
+                                                        {"blocks": blocks}))
+    blocks = 6 if blocks is None else blocks
     rng = random.Random(seed)
     key = rng.getrandbits(config.key_bits)
     plain = [rng.getrandbits(config.block_bits) for _ in range(blocks)]
