@@ -205,7 +205,8 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
     ``rng``. ``vcd`` (a waveform file) needs the Python back end.
 
     Raises :exc:`RuntimeError` if the run does not finish within ``max_edges`` edges (by default a
-    generous bound from the number of operations).
+    generous bound from the number of operations and the core's ``latency`` and
+    ``key_load_cycles``, when it has them).
     """
     if backend not in BACKENDS:
         raise ValueError(f"Simulation backend must be one of "
@@ -221,7 +222,10 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
     if rng is None:
         rng = _random.Random(0)
     if max_edges is None:
-        max_edges = 64 * (len(operations) + 4) * (1 + max_gap + max_stall)
+        # Cores that state their cycle figures (serial ones take thousands of edges a block)
+        # get room for them too.
+        per_operation = max(64, getattr(core, "latency", 0) + getattr(core, "key_load_cycles", 0))
+        max_edges = per_operation * (len(operations) + 4) * (1 + max_gap + max_stall)
     gaps, stalls = draw_schedules(operations, rng, max_gap, max_stall)
     if backend == "cxxrtl":
         from .sim_cxxrtl import run_cxxrtl
