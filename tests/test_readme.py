@@ -2,10 +2,9 @@
 
 from pathlib import Path
 
-from amaranth.sim import Simulator
-
 from cores.aes.vectors import FIPS197_APPENDIX_C
-from cores.sim import stream_get, stream_put
+
+from .helpers import run_testbench, stream_get, stream_put
 
 
 def readme_examples():
@@ -30,15 +29,12 @@ def test_readme_encryptor_encrypts_fips197_appendix_c1():
     vector = FIPS197_APPENDIX_C[0]
     encryptor = run_example(0)["Encryptor"](vector.key)
 
-    async def bench(ctx):
+    async def bench(ctx, rst):
         for _ in range(2):
             await stream_put(ctx, encryptor.plaintext, vector.plaintext)
             assert await stream_get(ctx, encryptor.ciphertext) == vector.ciphertext
 
-    sim = Simulator(encryptor)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_testbench(encryptor, bench)
 
 
 def test_readme_present_example_runs_and_its_assertion_holds(capsys):
