@@ -165,9 +165,11 @@ class PipelinedPRESENT(wiring.Component):
             self.key.ready.eq(empty),
             load_key.eq(self.key.valid & self.key.ready),
         ]
+        # `valid_next == 0` written out: the 31-input NOR of the stages before the last does not
+        # wait for the handshake (a stalled pipe is never empty, its last stage holds a result).
         m.d.sync += [
             valid.eq(valid_next),
-            empty.eq(valid_next == 0),
+            empty.eq(advance & ~load_block & (valid[:-1] == 0)),
         ]
         settled = Signal()
         if self._decrypt:
