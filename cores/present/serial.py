@@ -53,9 +53,11 @@ class SerialPRESENT(wiring.Component):
       (80-bit keys) or 67 (128-bit), 61 backwards; the S-box and counter of the update are applied
       to the few bits concerned on the edge the rotation completes. Every frame lasts
       :attr:`frame_cycles` edges, the ring standing still for the rest when it turned less.
-    * Two more rings keep the loaded key and (with ``decrypt``) the final key register, derived
-      once per key load by running the schedule forward. At the start of each block the ring of
-      the block's direction is copied into the working ring, one bit per edge.
+    * The loaded key stays in a register, and (with ``decrypt``) the final key register, derived
+      once per key load by running the schedule forward, in a second ring. At the start of each
+      block the start of the block's schedule is copied into the working ring, one bit per edge:
+      the loaded key through a 1-of-K multiplexer (cheaper than loading a ring in parallel),
+      the final key from its ring.
 
     Parameters
     ----------
@@ -226,6 +228,8 @@ class SerialPRESENT(wiring.Component):
         turned = ring.rotate_right(1)
         forward = update_key(turned.rotate_right(KEY_ROTATION), counter, key_bits)
         backward = update_key(turned.rotate_left(KEY_ROTATION), counter, key_bits, inverse=True)
+        # During a copy `cycle` counts the bits: the ring's top takes bit `cycle` of the loaded
+        # key, which the K edges of the copy bring down to bit `cycle`.
         loaded_bit = first_key.bit_select(cycle, 1)
         source = Mux(decrypting, final_key[0], loaded_bit) if self._decrypt else loaded_bit
         with m.If(copy):
@@ -234,8 +238,8 @@ class SerialPRESENT(wiring.Component):
             m.d.sync += ring.eq(Mux(decrypting, backward, forward) if self._decrypt else forward)
         with m.Elif(turn):
             m.d.sync += ring.eq(turned)
-        # The source rings turn once around while they are copied from (or into): they keep
-        # their alignment.
+        # The final-key ring turns once around while it is copied from (or into): it keeps its
+        # alignment.
         with m.If(load_key):
             m.d.sync += first_key.eq(self.key.payload)
         if self._decrypt:
