@@ -252,7 +252,7 @@ class SerialPRESENT(wiring.Component):
             # The ring turns on the first `rotation` edges of a frame and completes the update
             # on the last of them.
             m.d.comb += [
-                turn.eq(cycle < rotation),
+                turn.eq(1 if rotation == frame else cycle < rotation),
                 update.eq(cycle == rotation - 1),
             ]
 
