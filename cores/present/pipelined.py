@@ -167,9 +167,13 @@ class PipelinedPRESENT(wiring.Component):
         ]
         # `valid_next == 0` written out: the 31-input NOR of the stages before the last does not
         # wait for the handshake (a stalled pipe is never empty, its last stage holds a result).
+        # `keep`: left to itself, the LUT mapper puts the handshake terms at the bottom of the
+        # NOR's tree, and they were the critical path.
+        inner_empty = Signal(attrs={"keep": 1})
+        m.d.comb += inner_empty.eq(valid[:-1] == 0)
         m.d.sync += [
             valid.eq(valid_next),
-            empty.eq(advance & ~load_block & (valid[:-1] == 0)),
+            empty.eq(advance & ~load_block & inner_empty),
         ]
         settled = Signal()
         if self._decrypt:
