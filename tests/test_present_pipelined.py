@@ -81,7 +81,7 @@ def test_default_parameters():
     assert (core.key_bits, core.decrypt, core.stages) == (80, True, 32)
 
 
-@pytest.mark.parametrize("decrypt, key_load", [(False, 1), (True, 17)])
+@pytest.mark.parametrize("decrypt, key_load", [(False, 2), (True, 18)])
 def test_cycle_figures(decrypt, key_load):
     assert KEY_SPACING == 2
     for key_bits in KEY_SIZES:

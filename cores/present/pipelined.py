@@ -74,15 +74,16 @@ class PipelinedPRESENT(wiring.Component):
     ========================  =====================  ======================
     latency                   32                     32
     initiation interval       1                      1
-    key load                  1                      17
+    key load                  2                      18
     ========================  =====================  ======================
 
     * latency (:attr:`latency`): from the edge where a block transfers in to the edge where its
       result transfers out (32 register stages).
     * initiation interval (:attr:`initiation_interval`): 1; a block can transfer on every edge.
     * key load (:attr:`key_load_cycles`): from the key transfer to the first edge a block can
-      transfer. With ``decrypt`` the final key register must first come out of the forward chain
-      (one edge per register, ``ceil(30 / KEY_SPACING) + 1`` of them) and enter the backward one.
+      transfer: the key is captured on the transfer edge and loaded on the next (2 edges). With
+      ``decrypt`` the final key register must then come out of the forward chain (one edge per
+      register, ``ceil(30 / KEY_SPACING)`` of them) and enter the backward one (one more edge).
       A key transfers at the earliest one edge after the last result of the previous key left.
 
     The figures are the same for both key sizes, both directions and all data and keys.
@@ -127,9 +128,10 @@ class PipelinedPRESENT(wiring.Component):
     @property
     def key_load_cycles(self) -> int:
         """Edges from a key transfer to the first edge at which a block can transfer."""
+        # The key goes through a capture register first (see `elaborate`).
         if not self._decrypt:
-            return 1
-        return 1 + len(self._forward_registers()) + 1
+            return 2
+        return 2 + len(self._forward_registers()) + 1
 
     @staticmethod
     def _forward_registers() -> list:
@@ -175,17 +177,15 @@ class PipelinedPRESENT(wiring.Component):
             valid.eq(valid_next),
             empty.eq(advance & ~load_block & inner_empty),
         ]
+        # Counts the edges after a key load until the key (and with `decrypt`, the backward
+        # chain) is in place for the first block.
         settled = Signal()
-        if self._decrypt:
-            # Counts the edges after a key load until the backward chain holds its keys.
-            settle = Signal(range(self.key_load_cycles), init=0)
-            with m.If(load_key):
-                m.d.sync += settle.eq(self.key_load_cycles - 1)
-            with m.Elif(settle != 0):
-                m.d.sync += settle.eq(settle - 1)
-            m.d.comb += settled.eq(settle == 0)
-        else:
-            m.d.comb += settled.eq(1)
+        settle = Signal(range(self.key_load_cycles), init=0)
+        with m.If(load_key):
+            m.d.sync += settle.eq(self.key_load_cycles - 1)
+        with m.Elif(settle != 0):
+            m.d.sync += settle.eq(settle - 1)
+        m.d.comb += settled.eq(settle == 0)
         m.d.comb += [
             self.input.ready.eq(advance & key_loaded & settled & ~self.key.valid),
             load_block.eq(self.input.valid & self.input.ready),
@@ -197,9 +197,19 @@ class PipelinedPRESENT(wiring.Component):
         # updates of one. The registers change on every edge (no enable): they only ever hold
         # what the loaded key makes of them, so a block never sees anything else once the chain
         # has settled ahead of it.
+        # The payload is captured on every edge, and copied into `loaded_key` on the edge after
+        # a key transfer: the enable of those 80 (128) flip-flops is then a register, not the
+        # producer's `key.valid` through a LUT and across the chip to a global buffer, which
+        # was the critical path.
+        captured_key = Signal(key_bits, reset_less=True)
+        key_captured = Signal()
         loaded_key = Signal(key_bits, reset_less=True)
-        with m.If(load_key):
-            m.d.sync += loaded_key.eq(self.key.payload)
+        m.d.sync += [
+            captured_key.eq(self.key.payload),
+            key_captured.eq(load_key),
+        ]
+        with m.If(key_captured):
+            m.d.sync += loaded_key.eq(captured_key)
         forward = {1: loaded_key}
         for i in range(2, ROUNDS + 2):
             key = Signal(key_bits, name=f"forward_k{i}")
