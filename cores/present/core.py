@@ -1,16 +1,19 @@
 """The PRESENT-80/128 encryption/decryption core."""
 
-from amaranth.hdl import C, Module, Mux, Signal
+from amaranth.hdl import C, Cat, Module, Mux, Signal
 
 from ..cipher import BlockCipher
 from .key_schedule import round_key
 from .reference import check_key_bits
 from .round import Round
-from .tables import BLOCK_BITS, ROUNDS
+from .tables import BLOCK_BITS, COUNTER_BITS, ROUNDS
 
 
 __all__ = ["ROUNDS_PER_CYCLE", "PRESENT"]
 
+
+# Copies of the high fan-out selects (see `PRESENT.elaborate`).
+_COPIES = 8
 
 #: The values :class:`PRESENT` accepts for ``rounds_per_cycle``; 31 unrolls every round.
 ROUNDS_PER_CYCLE = (1, 2, 4, 8, 16, 31)
@@ -27,11 +30,14 @@ class PRESENT(BlockCipher):
     fly, from the key register after its 31 updates (whose 64 leftmost bits are K32); that register
     is derived once, when the key is loaded, by running the schedule forward.
 
-    Key registers: the core keeps the running key register K and a second register holding the
-    other end of the schedule (the loaded key or the final key register). A block starts from the
-    end its direction needs and leaves K at the opposite end, so the two registers swap roles
-    instead of a third register being reloaded; the final key register is never recomputed from
-    scratch after the key load.
+    Registers: the state, a result register (the output payload, written on the last round
+    edge), the running key register K, the loaded key and, with decryption, the final key
+    register (K32 on top), derived once when the key is loaded by running the schedule forward.
+    Every select and clock enable of these registers is itself a register, decided one cycle
+    ahead (or, for the loaded key, the key stream's ``valid``: the key is captured while it is
+    offered and no block starts before it transfers); while no block runs, the state and K
+    reload on every edge from the input payload and from the key the payload's direction starts
+    from, so nothing decided from ``valid``/``ready`` in the cycle reaches the datapath.
 
     Parameters
     ----------
@@ -69,20 +75,20 @@ class PRESENT(BlockCipher):
       the remainder), and the result is then valid.
     * initiation interval (:attr:`initiation_interval`): ``N + 1``; the next block transfers in on
       the edge where the previous result transfers out.
-    * key load (:attr:`key_load_cycles`): ``N + 1`` from the key transfer edge to the first edge a
-      block can transfer (the key schedule runs forward N cycles), or 1 when ``decrypt`` is
-      ``False``. The key transfers at the earliest one edge after the previous result left, when
-      the core is idle again.
+    * key load (:attr:`key_load_cycles`): ``N + 2`` from the key transfer edge to the first edge a
+      block can transfer (one edge copies the key into K, then the key schedule runs forward N
+      cycles), or 1 when ``decrypt`` is ``False``. The key transfers at the earliest one edge
+      after the previous result left, when the core is idle again.
 
     ================  =======  ===================  =========================
     rounds_per_cycle  latency  initiation interval  key load (decrypt=False)
     ================  =======  ===================  =========================
-    1                 32       32                   32 (1)
-    2                 17       17                   17 (1)
-    4                 9        9                    9 (1)
-    8                 5        5                    5 (1)
-    16                3        3                    3 (1)
-    31                2        2                    2 (1)
+    1                 32       32                   33 (1)
+    2                 17       17                   18 (1)
+    4                 9        9                    10 (1)
+    8                 5        5                    6 (1)
+    16                3        3                    4 (1)
+    31                2        2                    3 (1)
     ================  =======  ===================  =========================
 
     The figures are the same for both key sizes, both directions and all data and keys.
@@ -135,7 +141,7 @@ class PRESENT(BlockCipher):
 
     @property
     def key_load_cycles(self) -> int:
-        return 1 + self.round_cycles if self._decrypt else 1
+        return 2 + self.round_cycles if self._decrypt else 1
 
     def elaborate(self, platform):
         m = Module()
@@ -144,160 +150,217 @@ class PRESENT(BlockCipher):
         per_cycle = self._rounds_per_cycle
         cycles = self.round_cycles
         remainder = ROUNDS - (cycles - 1) * per_cycle
+        decrypt = self._decrypt
 
-        state = Signal(BLOCK_BITS)          # b63..b0, after the latest AddRoundKey
-        key_reg = Signal(key_bits)          # the running key register K
-        key_other = Signal(key_bits)        # the other end of the schedule
-        key_reg_at_end = Signal()           # key_reg holds the final key register (K32 on top)
+        # Every select and clock enable of the datapath below is a register (or, for the key
+        # capture, the key stream's own `valid`): nothing decided from the streams in the
+        # cycle reaches the 64-bit and 80-bit registers, so no such net is promoted to a global
+        # buffer and no state bit waits for the handshake. The datapath registers have no
+        # reset. While no block runs, the state and key registers reload every edge from the
+        # input payload and from the key register a block starts from, so the edge where a
+        # block transfers is an ordinary edge for them.
+        state = Signal(BLOCK_BITS, reset_less=True)     # b63..b0, after the latest AddRoundKey
+        result = Signal(BLOCK_BITS, reset_less=True)    # the output register
+        key_reg = Signal(key_bits, reset_less=True)     # the running key register K
+        key_first = Signal(key_bits, reset_less=True)   # the loaded key (K1 on top)
+        key_final = Signal(key_bits, reset_less=True)   # the final key register (K32 on top)
+        counter = Signal(COUNTER_BITS, reset_less=True)  # the schedule counter of sub-round 0
+        decrypting = Signal(reset_less=True)            # direction of the rounds running
+
+        # Control, one flag per state of the handshake, all registered.
+        idle = Signal(init=1)               # key.ready; input.ready once a key is loaded
         key_loaded = Signal()
-        decrypting = Signal()               # direction of the block in flight; 0 in "Expand key"
-        cycle = Signal(range(cycles))       # round cycle of the block (or of the key expansion)
+        reloading = Signal()                # first edge of a key expansion: K takes the key
+        expanding = Signal()                # the key schedule runs forward (not a block)
+        running = Signal()                  # a round cycle of a block
+        advancing = Signal()                # running | expanding: K updates on this edge
+        last = Signal()                     # this advancing cycle is the last one
+        last_round = Signal()               # last & running
+        last_expansion = Signal()           # last & expanding
+        output_valid = Signal()
 
-        # The rounds of one cycle, chained; sub-round `j` is round `cycle * R + j + 1` in the
-        # encryption order. Each updates the key register first and adds the new round key after
-        # the layers, so `state` always holds the state right after an AddRoundKey. The last
-        # round of the cycle leaves its AddRoundKey to the register input below.
-        states, layers, keys = [state], [None], [key_reg]
-        for j in range(per_cycle):
-            m.submodules[f"round_{j}"] = round_ = Round(key_bits, decrypt=self._decrypt)
-            index = (cycle * per_cycle + j)[:5]
-            m.d.comb += [
-                round_.state_in.eq(states[-1]),
-                round_.key_in.eq(keys[-1]),
-            ]
-            if self._decrypt:
-                # Decrypting, round `index + 1` undoes the update with counter 31 - index.
+        load_key = Signal()                 # a key transfers on this edge
+        load_block = Signal()               # a block transfers on this edge
+        take_output = Signal()              # the result transfers out on this edge
+
+        def rounds():
+            """The rounds of one cycle, chained: sub-round `j` uses the schedule counter
+            `counter + j` (`counter - j` decrypting). Returns the round's state (with its round
+            key), its layers (without) and its key register, taken after `remainder` sub-rounds
+            in the last cycle."""
+            states, layers, keys = [state], [None], [key_reg]
+            for j in range(per_cycle):
+                m.submodules[f"round_{j}"] = round_ = Round(key_bits, decrypt=decrypt)
                 m.d.comb += [
-                    round_.inverse.eq(decrypting),
-                    round_.counter.eq(Mux(decrypting, ~index, index + 1)),
+                    round_.state_in.eq(states[-1]),
+                    round_.key_in.eq(keys[-1]),
+                ]
+                if decrypt:
+                    m.d.comb += [
+                        round_.inverse.eq(decrypting),
+                        round_.counter.eq(Mux(decrypting, counter - j, counter + j)),
+                    ]
+                else:
+                    m.d.comb += round_.counter.eq(counter + j)
+                states.append(round_.state_out)
+                layers.append(round_.layers_out)
+                keys.append(round_.key_out)
+
+            def pick(values):
+                if remainder == per_cycle:
+                    return values[per_cycle]
+                return Mux(last, values[remainder], values[per_cycle])
+            round_key_reg = Signal(key_bits)
+            m.d.comb += round_key_reg.eq(pick(keys))
+            if decrypt:
+                round_state = Signal(BLOCK_BITS)
+                m.d.comb += round_state.eq(pick(states))
+                return round_state, round_key_reg
+            # `keep`: without it the (delay-driven) LUT mapper merges the layers into the
+            # register-input logic below and duplicates them.
+            round_layers = Signal(BLOCK_BITS, attrs={"keep": 1})
+            m.d.comb += round_layers.eq(pick(layers))
+            return round_layers, round_key_reg
+
+        def by_key_bit(selects, key_bit):
+            # The copy of a select that drives key bit `key_bit` (and the state bit that adds it).
+            return selects[key_bit * len(selects) // key_bits]
+
+        def datapath(round_value, round_key_reg):
+            """The next values of the state, key and result registers."""
+            key_next = Signal(key_bits)
+            state_next = Signal(BLOCK_BITS)
+            block = self.input.payload.block
+            offset = key_bits - BLOCK_BITS      # state bit i adds key bit i + offset
+            if decrypt:
+                # A block starts from the loaded key to encrypt, from the final key register to
+                # decrypt; the first edge of a key expansion starts from the loaded key.
+                start_key = Signal(key_bits)
+                m.d.comb += [
+                    start_key.eq(Cat(Mux(by_key_bit(from_final, i), key_final[i], key_first[i])
+                                     for i in range(key_bits))),
+                    key_next.eq(Cat(Mux(by_key_bit(advancing_copies, i), round_key_reg[i],
+                                        start_key[i]) for i in range(key_bits))),
+                    # Each state bit: the round's S-box and inverse S-box bits, the direction
+                    # multiplexer with the round key, then the block load with its own key.
+                    state_next.eq(Cat(Mux(by_key_bit(running_copies, i + offset), round_value[i],
+                                          block[i] ^ start_key[i + offset])
+                                      for i in range(BLOCK_BITS))),
                 ]
             else:
-                m.d.comb += round_.counter.eq(index + 1)
-            states.append(round_.state_out)
-            layers.append(round_.layers_out)
-            keys.append(round_.key_out)
-
-        last_cycle = Signal()
-        m.d.comb += last_cycle.eq(cycle == cycles - 1)
-        # `keep`: without it the (delay-driven) LUT mapper merges the direction mux of the layers
-        # into the register-input logic and duplicates it; as a net, each state bit costs the
-        # S-box and inverse S-box LUTs, this mux and one LUT for block load and AddRoundKey.
-        round_layers = Signal(BLOCK_BITS, attrs={"keep": 1})
-        round_key_reg = Signal(key_bits)
-        if remainder == per_cycle:
-            m.d.comb += [
-                round_layers.eq(layers[per_cycle]),
-                round_key_reg.eq(keys[per_cycle]),
-            ]
-        else:
-            m.d.comb += [
-                round_layers.eq(Mux(last_cycle, layers[remainder], layers[per_cycle])),
-                round_key_reg.eq(Mux(last_cycle, keys[remainder], keys[per_cycle])),
-            ]
-
-        # What happens on this edge; at most one of the first three is high.
-        load_key = Signal()                 # a key transfers
-        load_block = Signal()               # a block transfers
-        step = Signal()                     # the rounds (or the key expansion) advance
-        expanding = Signal()                # in "Expand key" (`step` is high too)
-
-        # The key register's next value without a key load (`key_next`), and the state's. The
-        # key register a block starts from is the loaded key to encrypt, the final key register
-        # to decrypt: `key_reg` if it is already at that end, else `key_other`. The state takes
-        # the block or the round layers, then the round key of `key_next`: one AddRoundKey for
-        # the block load and both directions.
-        key_next = Signal(key_bits)
-        state_next = Signal(BLOCK_BITS)
-        if self._decrypt:
-            direction = self.input.payload.decrypt
-            start_key = Signal(key_bits)
-            m.d.comb += [
-                start_key.eq(Mux(key_reg_at_end == direction, key_reg, key_other)),
-                key_next.eq(Mux(step, round_key_reg, start_key)),
-            ]
-        else:
-            # Encrypt-only: `key_other` holds the loaded key and every block starts from it.
-            direction = C(0, 1)
-            m.d.comb += key_next.eq(Mux(step, round_key_reg, key_other))
-        m.d.comb += state_next.eq(Mux(load_block, self.input.payload.block, round_layers) ^
-                                  round_key(key_next, key_bits))
-
-        if self._decrypt:
-            # The key is loaded into `key_reg` and copied into `key_other` on the first edge of
-            # the expansion; when a block starts from `key_reg`, `key_other` keeps that end.
-            with m.If(load_key):
-                m.d.sync += key_reg.eq(self.key.payload)
-            with m.Elif(step | load_block):
-                m.d.sync += key_reg.eq(key_next)
-            with m.If((expanding & (cycle == 0)) |
-                      (load_block & (key_reg_at_end == direction))):
-                m.d.sync += key_other.eq(key_reg)
-        else:
-            with m.If(step | load_block):
-                m.d.sync += key_reg.eq(key_next)
-            with m.If(load_key):
-                m.d.sync += key_other.eq(self.key.payload)
-        with m.If(load_block | (step & ~expanding)):
-            m.d.sync += state.eq(state_next)
-
-        with m.If(load_key):
+                # Encrypt-only: every block starts from the loaded key. The key register's next
+                # value is also the round key added to the state, in one LUT per state bit
+                # after the S-box: block or layers, plus the key.
+                m.d.comb += [
+                    key_next.eq(Cat(Mux(by_key_bit(running_copies, i), round_key_reg[i],
+                                        key_first[i]) for i in range(key_bits))),
+                    state_next.eq(Cat(Mux(by_key_bit(running_copies, i + offset), round_value[i],
+                                          block[i]) ^ key_next[i + offset]
+                                      for i in range(BLOCK_BITS))),
+                ]
             m.d.sync += [
-                key_reg_at_end.eq(0),
-                key_loaded.eq(1),
-                decrypting.eq(0),
+                state.eq(state_next),
+                key_reg.eq(key_next),
             ]
-        with m.If(load_block):
+            # The key is captured whenever it is offered (it holds until it transfers, and no
+            # block starts while it waits); the enable is then the harness's `valid` itself.
+            with m.If(self.key.valid):
+                m.d.sync += key_first.eq(self.key.payload)
+            if decrypt:
+                with m.If(last_expansion):
+                    m.d.sync += key_final.eq(key_next)
+            with m.If(last_round):
+                m.d.sync += result.eq(state_next)
+            m.d.comb += self.output.payload.eq(result)
+
+        def schedule_counter():
+            """`counter`: 1 for the first encryption round, 31 for the first decryption round,
+            then R more (fewer) each cycle; `last` a cycle ahead."""
+            step = C(per_cycle, COUNTER_BITS)
+            if decrypt:
+                m.d.sync += decrypting.eq(Mux(running, decrypting,
+                                              self.input.payload.decrypt & ~reloading &
+                                              ~load_key & ~expanding))
+                with m.If(advancing):
+                    m.d.sync += counter.eq(Mux(decrypting, counter - step, counter + step))
+                with m.Else():
+                    m.d.sync += counter.eq(Mux(self.input.payload.decrypt & ~reloading,
+                                               ROUNDS, 1))
+                last_encrypt = counter == 1 + (cycles - 2) * per_cycle
+                last_decrypt = counter == ROUNDS - (cycles - 2) * per_cycle
+                next_is_last = Mux(decrypting, last_decrypt, last_encrypt)
+            else:
+                m.d.sync += counter.eq(Mux(running, counter + step, 1))
+                next_is_last = counter == 1 + (cycles - 2) * per_cycle
+            # Registered a cycle ahead: `last` selects the remainder of 31 rounds, `last_round`
+            # and `last_expansion` are the enables of the result and final key registers.
+            if cycles == 1:
+                m.d.sync += [last.eq(1), last_round.eq(load_block)]
+                if decrypt:
+                    m.d.sync += last_expansion.eq(reloading)
+            else:
+                m.d.sync += [
+                    last.eq(advancing & next_is_last),
+                    last_round.eq(running & next_is_last),
+                ]
+                if decrypt:
+                    m.d.sync += last_expansion.eq(expanding & next_is_last)
+
+        def handshake():
+            """The states of :class:`~cores.cipher.Handshake` as one-hot flags: "Idle" (`idle`),
+            "Expand key" (`reloading`, then `expanding`), "Round" (`running`) and "Output"
+            (`output_valid`), with its ready/valid and transitions."""
+            m.d.comb += [
+                self.key.ready.eq(idle),
+                self.input.ready.eq(~self.key.valid &
+                                    ((idle & key_loaded) | (output_valid & self.output.ready))),
+                self.output.valid.eq(output_valid),
+                load_key.eq(self.key.valid & idle),
+                load_block.eq(self.input.valid & self.input.ready),
+                take_output.eq(output_valid & self.output.ready),
+            ]
+            with m.If(load_key):
+                m.d.sync += key_loaded.eq(1)
             m.d.sync += [
-                key_reg_at_end.eq(~direction),
-                decrypting.eq(direction),
+                running.eq(load_block | (running & ~last_round)),
+                output_valid.eq(last_round | (output_valid & ~self.output.ready)),
             ]
-        with m.If(step):
-            m.d.sync += cycle.eq(Mux(last_cycle, 0, cycle + 1))
-
-        # The state machine of :class:`~cores.cipher.Handshake` (the same states, transitions and
-        # ready/valid), written inline: as a submodule it maps to 1 (PRESENT-80) or 4
-        # (PRESENT-128) more LUT4 on iCE40, because the "final key register" flag is set here.
-        with m.FSM():
-            with m.State("Idle"):
-                m.d.comb += [
-                    self.key.ready.eq(1),
-                    self.input.ready.eq(key_loaded & ~self.key.valid),
-                    load_key.eq(self.key.valid),
+            if decrypt:
+                m.d.sync += [
+                    idle.eq((idle & ~load_key & ~load_block) | last_expansion |
+                            (take_output & ~load_block)),
+                    reloading.eq(load_key),
+                    expanding.eq(reloading | (expanding & ~last_expansion)),
+                    advancing.eq(load_block | reloading | (advancing & ~last)),
                 ]
-                if self._decrypt:
-                    with m.If(self.key.valid):
-                        m.next = "Expand key"
-                with m.If(load_block):
-                    m.next = "Round"
+            else:
+                # Encrypt-only: a key load is one edge in "Idle".
+                m.d.sync += idle.eq((idle & ~load_block) | (take_output & ~load_block))
+                m.d.comb += advancing.eq(running)
 
-            with m.State("Expand key"):
-                # Run the key schedule forward to the final key register, for decryption.
-                m.d.comb += [
-                    step.eq(1),
-                    expanding.eq(1),
+        # Copies of the selects with the largest fan-out, each driving a slice of the key bits
+        # and the state bits that add them: one net of ~150 loads routes slower than the LUTs
+        # it feeds. Each copy keeps its own state in its next value, so synthesis does not
+        # merge them back.
+        running_copies = [Signal(name=f"running_{i}") for i in range(_COPIES)]
+        for copy in running_copies:
+            m.d.sync += copy.eq(load_block | (copy & ~last_round))
+        if decrypt:
+            advancing_copies = [Signal(name=f"advancing_{i}") for i in range(_COPIES)]
+            reloading_copies = [Signal(name=f"reloading_{i}") for i in range(_COPIES)]
+            from_final = [Signal(name=f"from_final_{i}") for i in range(_COPIES)]
+            for advancing_copy, reloading_copy, from_final_copy in zip(
+                    advancing_copies, reloading_copies, from_final):
+                m.d.sync += [
+                    advancing_copy.eq(load_block | reloading | (advancing_copy & ~last)),
+                    # `reloading` lasts one edge, after a key transfer.
+                    reloading_copy.eq(load_key & ~reloading_copy),
                 ]
-                with m.If(last_cycle):
-                    m.d.sync += key_reg_at_end.eq(1)
-                    m.next = "Idle"
+                m.d.comb += from_final_copy.eq(self.input.payload.decrypt & ~reloading_copy)
+        else:
+            advancing_copies = running_copies
 
-            with m.State("Round"):
-                m.d.comb += step.eq(1)
-                with m.If(last_cycle):
-                    m.next = "Output"
-
-            with m.State("Output"):
-                # The result leaves on an edge where output.ready is high, and the state register
-                # can take the next block on that same edge. A key waits for the idle state.
-                m.d.comb += [
-                    self.output.valid.eq(1),
-                    self.input.ready.eq(self.output.ready & ~self.key.valid),
-                ]
-                with m.If(self.output.ready):
-                    m.next = "Idle"
-                with m.If(load_block):
-                    m.next = "Round"
-
-        m.d.comb += load_block.eq(self.input.valid & self.input.ready)
-        m.d.comb += self.output.payload.eq(state)
-
+        datapath(*rounds())
+        schedule_counter()
+        handshake()
         return m
