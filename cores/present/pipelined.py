@@ -1,9 +1,8 @@
 """A pipelined PRESENT-80/128 core: 31 rounds unrolled, one block per clock."""
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
-from amaranth.lib import wiring
 
-from ..interface import BlockCipherSignature
+from ..cipher import BlockCipher
 from .key_schedule import round_key, update_key
 from .reference import check_key_bits
 from .round import p_layer, s_layer
@@ -22,7 +21,7 @@ __all__ = ["PipelinedPRESENT"]
 KEY_SPACING = 2
 
 
-class PipelinedPRESENT(wiring.Component):
+class PipelinedPRESENT(BlockCipher):
     """PRESENT-80/128 (Bogdanov et al., CHES 2007) with the 31 rounds unrolled and a register
     after each: a new block can enter on every clock edge.
 
@@ -98,7 +97,7 @@ class PipelinedPRESENT(wiring.Component):
             raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
         self._key_bits = key_bits
         self._decrypt = decrypt
-        super().__init__(BlockCipherSignature(BLOCK_BITS, key_bits))
+        super().__init__(BLOCK_BITS, key_bits)
 
     @property
     def key_bits(self) -> int:

@@ -1,9 +1,8 @@
 """A serial PRESENT-80/128 core: one S-box, for the smallest devices."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import wiring
 
-from ..interface import BlockCipherSignature
+from ..cipher import BlockCipher
 from .key_schedule import update_key
 from .reference import check_key_bits
 from .round import p_layer
@@ -33,7 +32,7 @@ def _ring_rotation(amount: int, key_bits: int) -> int:
     return edges
 
 
-class SerialPRESENT(wiring.Component):
+class SerialPRESENT(BlockCipher):
     """PRESENT-80/128 (Bogdanov et al., CHES 2007) with one S-box: a 4-bit datapath, the key
     schedule one bit per clock, for the smallest devices. Encrypts and decrypts, each block
     choosing its direction (or encrypt-only).
@@ -111,7 +110,7 @@ class SerialPRESENT(wiring.Component):
             raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
         self._key_bits = key_bits
         self._decrypt = decrypt
-        super().__init__(BlockCipherSignature(BLOCK_BITS, key_bits))
+        super().__init__(BLOCK_BITS, key_bits)
 
     @property
     def key_bits(self) -> int:
