@@ -188,3 +188,10 @@ def test_yosys_failure_names_the_step_and_shows_its_log(tmp_path, monkeypatch):
 def test_timeout_is_reported_with_the_python_backend_message():
     with pytest.raises(RuntimeError, match=r"^simulation did not finish within 20 edges$"):
         simulate_cipher(PRESENT(80), [LoadKey(0), Process(0)], max_edges=20, backend="cxxrtl")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unknown_operation_is_rejected_before_simulating(backend):
+    with pytest.raises(TypeError, match=r"^Operation must be a LoadKey or a Process, not "
+                                        r"ProcessPrevious\(decrypt=False\)$"):
+        simulate_cipher(PRESENT(80), [LoadKey(0), sim_cxxrtl.ProcessPrevious()], backend=backend)
