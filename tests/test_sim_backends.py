@@ -1,13 +1,13 @@
 # amaranth: UnusedElaboratable=no
 """The two back ends of :func:`cores.sim.simulate_cipher` agree cycle for cycle.
 
-For every configuration of both cores, a short random run with key changes, random gaps and
-stalls gives the same :class:`~cores.sim.CipherRun` (results, every transfer edge and payload,
-and stream-rule violations) on Amaranth's simulator and on the compiled CXXRTL model. A core that
-breaks the stream rules on purpose checks that violations are found alike. The first run
-compiles each model (5 to 15 s of CPU for most, 25 s for AES with Boolean S-boxes, 1 to 2 minutes
-for PRESENT with 16 or 31 rounds per cycle, which are marked slow); later runs take it from the
-cache.
+For every catalog configuration, a short random run with key changes, random gaps and stalls
+gives the same :class:`~cores.sim.CipherRun` (results, every transfer edge and payload, and
+stream-rule violations) on Amaranth's simulator and on the compiled CXXRTL model (one of each
+architecture in the default run, all of them with ``-m slow``). A core that breaks the stream
+rules on purpose checks that violations are found alike. The first run compiles each model (5 to
+15 s of CPU for most, 25 s for AES with Boolean S-boxes, 1 to 2 minutes for PRESENT with 16 or 31
+rounds per cycle); later runs take it from the cache.
 """
 
 import random
@@ -20,7 +20,8 @@ import pytest
 from cores import sim_cxxrtl
 from cores.aes import AES
 from cores.interface import BlockCipherSignature
-from cores.present import PRESENT, ROUNDS_PER_CYCLE
+from cores.catalog import configurations
+from cores.present import PRESENT
 from cores.sim import BACKENDS, LoadKey, Process, draw_schedules, simulate_cipher
 
 
@@ -38,31 +39,27 @@ def runs_on_both_backends(core, operations, **kwargs):
             for backend in BACKENDS]
 
 
-@pytest.mark.parametrize("sbox", ["bram", "boolean", "logic"])
-@pytest.mark.parametrize("key_bits", [128, 192, 256])
-def test_aes_backends_agree(key_bits, sbox):
-    core = AES(key_bits, sbox=sbox)
-    operations = random_operations(random.Random(f"aes-{key_bits}-{sbox}"), key_bits, 128)
-    python, cxxrtl = runs_on_both_backends(core, operations, max_gap=4, max_stall=20)
-    assert cxxrtl == python
-    assert len(python.results) == 6 and python.output.violations == []
+#: Compiling a model takes 4 to 25 s of CPU (1 to 2 minutes for PRESENT with 16 or 31 rounds
+#: unrolled, or pipelined), and CI starts with an empty cache. The default run checks these, one
+#: of each architecture, S-box kind and direction set; ``-m slow`` checks every catalog
+#: configuration.
+DEFAULT_RUN = {"aes-128", "aes-192:sbox=boolean", "present-80", "present-128:decrypt=no",
+               "present-80:rounds_per_cycle=4", "present-serial-80"}
+CONFIGS = [pytest.param(config, id=config.slug,
+                        marks=() if config.text in DEFAULT_RUN else pytest.mark.slow)
+           for config in configurations()]
 
 
-# Unrolling 16 or 31 rounds makes one huge evaluation function, which g++ -O2 takes 1 to 2 minutes
-# of CPU to compile (measured: 110 s for PRESENT-80 with 31 rounds per cycle); those configurations
-# run with -m slow (or at once when their models are already in the cache).
-HEAVY_MODELS = (16, 31)
+def test_the_default_run_covers_each_architecture():
+    texts = {param.values[0].text for param in CONFIGS}
+    assert DEFAULT_RUN <= texts
 
 
-@pytest.mark.parametrize("decrypt", [True, False], ids=["integrated", "encrypt-only"])
-@pytest.mark.parametrize("rounds_per_cycle", [
-    pytest.param(n, marks=pytest.mark.slow) if n in HEAVY_MODELS else n for n in ROUNDS_PER_CYCLE
-])
-@pytest.mark.parametrize("key_bits", [80, 128])
-def test_present_backends_agree(key_bits, rounds_per_cycle, decrypt):
-    core = PRESENT(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
-    rng = random.Random(f"present-{key_bits}-{rounds_per_cycle}-{decrypt}")
-    operations = random_operations(rng, key_bits, 64)
+@pytest.mark.parametrize("config", CONFIGS)
+def test_backends_agree_on_every_configuration(config):
+    core = config.build()
+    rng = random.Random(f"agree-{config.text}")
+    operations = random_operations(rng, config.key_bits, config.block_bits)
     python, cxxrtl = runs_on_both_backends(core, operations, max_gap=4,
                                            max_stall=2 * core.latency)
     assert cxxrtl == python
