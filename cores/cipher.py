@@ -59,6 +59,11 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
         return self.signature.block_bits
 
     @property
+    def key_bits(self) -> int:
+        """Width of a key."""
+        return self.signature.key_bits
+
+    @property
     @abc.abstractmethod
     def latency(self) -> int:
         """Edges from the edge where a block transfers in to the edge where its result transfers

@@ -20,8 +20,9 @@ __all__ = [
     "LoadKey", "Process", "CipherRun", "simulate_cipher", "simulator_with_reset", "stream_get",
     "stream_monitor", "stream_put",
     "aes_oracle", "reference", "expected_results", "random_operations", "vector_operations",
-    "ticks", "wait_for", "pulse_reset", "run_testbench", "contract_monitor", "ContractRun", "run_with_contract",
-    "key_groups",
+    "ticks", "wait_for", "pulse_reset", "run_testbench", "contract_monitor", "ContractRun",
+    "run_with_contract", "key_groups", "check_idle_without_key", "check_one_block",
+    "check_output_holds", "check_key_load_cycles",
 ]
 
 
@@ -138,6 +139,18 @@ def key_groups(run: CipherRun, operations) -> list:
     return groups
 
 
+def check_key_load_cycles(core, run: CipherRun, operations):
+    """Check that under each key of ``operations`` the first block transferred
+    ``core.key_load_cycles`` edges after the key, and that each key after the first transferred
+    one edge after the previous key's last result left (it waited for the core to be idle, no
+    longer)."""
+    groups = key_groups(run, operations)
+    assert [blocks[0][0] - key_edge for key_edge, blocks in groups] == \
+        [core.key_load_cycles] * len(groups)
+    assert [key_edge for key_edge, _ in groups[1:]] == \
+        [blocks[-1][1] + 1 for _, blocks in groups[:-1]]
+
+
 async def pulse_reset(ctx, rst):
     """Hold the ``sync`` reset high for one edge."""
     ctx.set(rst, 1)
@@ -157,6 +170,53 @@ def run_testbench(core, testbench, *, monitor: list | None = None):
 
     sim.add_testbench(wrapped)
     sim.run()
+
+
+async def check_idle_without_key(ctx, core, edges: int, when: str = ""):
+    """With a block offered and no key loaded, check for ``edges`` edges that the core takes no
+    block, shows no output and is ready for a key; ``when`` goes into the failure messages."""
+    when = f" ({when})" if when else ""
+    ctx.set(core.input.valid, 1)
+    ctx.set(core.input.payload, {"block": 0x0123456789abcdef, "decrypt": 0})
+    for _ in range(edges):
+        assert not ctx.get(core.input.ready), f"input.ready before a key{when}"
+        assert not ctx.get(core.output.valid), f"output.valid with no block{when}"
+        assert ctx.get(core.key.ready), f"key.ready low in an idle core{when}"
+        await ctx.tick()
+    ctx.set(core.input.valid, 0)
+
+
+async def check_one_block(ctx, config, core, key: int, block: int, decrypt: bool = False):
+    """Load ``key``, process ``block`` and check the result against :func:`reference`."""
+    await stream_put(ctx, core.key, key)
+    await stream_put(ctx, core.input, {"block": block, "decrypt": int(decrypt)})
+    assert await stream_get(ctx, core.output) == reference(config, key, block, decrypt), \
+        "result differs from the reference"
+
+
+async def check_output_holds(ctx, config, core, key: int, block: int, decrypt: bool = False, *,
+                             edges: int = 20):
+    """Process ``block`` under ``key`` with a second block (0, encrypted) offered behind it and
+    ``output.ready`` low: for ``edges`` edges the result holds and the second block waits; then
+    the second block enters on the edge where the result leaves, and its result follows."""
+    await stream_put(ctx, core.key, key)
+    await stream_put(ctx, core.input, {"block": block, "decrypt": int(decrypt)})
+    ctx.set(core.input.valid, 1)
+    ctx.set(core.input.payload, {"block": 0, "decrypt": 0})
+    await wait_for(ctx, core.output.valid)
+    for _ in range(edges):
+        assert ctx.get(core.output.valid), "output.valid dropped before the transfer"
+        assert ctx.get(core.output.payload) == reference(config, key, block, decrypt), \
+            "output.payload is not the reference's result"
+        assert not ctx.get(core.input.ready), "input.ready while the result waits"
+        await ctx.tick()
+    ctx.set(core.output.ready, 1)
+    assert ctx.get(core.input.ready), "input.ready low on the edge where the result leaves"
+    await ctx.tick()
+    ctx.set(core.input.valid, 0)
+    assert not ctx.get(core.output.valid), "output.valid after the transfer"
+    assert await stream_get(ctx, core.output) == reference(config, key, 0, False), \
+        "second result differs from the reference"
 
 
 def _as_int(value) -> int:

@@ -11,12 +11,11 @@ import pytest
 from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 from cores.present import PRESENT, ROUNDS_PER_CYCLE
-from cores.present.reference import decrypt_block, encrypt_block
+from cores.present.reference import encrypt_block
 from cores.present.tables import KEY_SIZES
 
-from . import helpers
-from .helpers import (Process, expected_results, key_groups, run_testbench, simulate_cipher,
-                      stream_get, stream_put, vector_operations)
+from .helpers import (Process, check_output_holds, expected_results, key_groups,
+                      random_operations, run_testbench, simulate_cipher, vector_operations)
 
 
 CONFIGURATIONS = [(key_bits, rounds) for key_bits in KEY_SIZES for rounds in ROUNDS_PER_CYCLE]
@@ -30,18 +29,12 @@ def present_config(key_bits, rounds_per_cycle=1, decrypt=True):
                                       decrypt=decrypt)
 
 
-def random_operations(key_bits, *, seed, keys=4, blocks=6):
-    """Random keys (the first all zeros, the second all ones) each followed by random blocks in
-    random directions."""
-    return helpers.random_operations(present_config(key_bits), random.Random(seed), keys=keys,
-                                     blocks_per_key=blocks, extreme_keys=True)
-
-
 @functools.cache
 def random_run(key_bits, rounds_per_cycle, decrypt=True):
     config = present_config(key_bits, rounds_per_cycle, decrypt)
     # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
-    operations = random_operations(key_bits, seed=rounds_per_cycle)
+    operations = random_operations(config, random.Random(rounds_per_cycle), keys=4,
+                                   blocks_per_key=6, extreme_keys=True)
     return config, operations, simulate_cipher(config.build(), operations)
 
 
@@ -122,7 +115,8 @@ def test_random_blocks_with_key_changes_match_reference(key_bits, rounds_per_cyc
 def test_long_random_sweep_at_full_speed(key_bits, rounds_per_cycle, decrypt):
     config = present_config(key_bits, rounds_per_cycle, decrypt)
     core = config.build()
-    operations = random_operations(key_bits, seed=1000 + rounds_per_cycle, keys=16, blocks=16)
+    operations = random_operations(config, random.Random(1000 + rounds_per_cycle), keys=16,
+                                   blocks_per_key=16, extreme_keys=True)
     run = simulate_cipher(core, operations)
     assert run.results == expected_results(config, operations)
     assert run.latencies == [core.latency] * len(run.results)
@@ -140,7 +134,8 @@ def test_long_random_sweep_at_full_speed(key_bits, rounds_per_cycle, decrypt):
 def test_long_random_sweep_with_stalls(key_bits, rounds_per_cycle, decrypt):
     config = present_config(key_bits, rounds_per_cycle, decrypt)
     core = config.build()
-    operations = random_operations(key_bits, seed=2000 + rounds_per_cycle, keys=12, blocks=12)
+    operations = random_operations(config, random.Random(2000 + rounds_per_cycle), keys=12,
+                                   blocks_per_key=12, extreme_keys=True)
     run = simulate_cipher(core, operations, rng=random.Random(key_bits + rounds_per_cycle),
                           max_gap=8, max_stall=3 * core.latency)
     assert run.results == expected_results(config, operations)
@@ -171,25 +166,11 @@ def keyed_blocks(operations):
 # checked on every configuration in tests/test_contract.py).
 
 def test_output_holds_while_not_ready():
-    core = PRESENT(rounds_per_cycle=8)
-    key, block = 0x0123456789abcdef0123, 0x0011223344556677
+    config = present_config(80, rounds_per_cycle=8)
+    core = config.build()
 
     async def testbench(ctx, rst):
-        await stream_put(ctx, core.key, key)
-        await stream_put(ctx, core.input, {"block": block, "decrypt": 1})
-        ctx.set(core.input.valid, 1)
-        ctx.set(core.input.payload, {"block": 0, "decrypt": 0})
-        await ctx.tick().until(core.output.valid)
-        for _ in range(20):
-            assert ctx.get(core.output.valid) == 1
-            assert ctx.get(core.output.payload) == decrypt_block(key, block)
-            assert ctx.get(core.input.ready) == 0
-            await ctx.tick()
-        ctx.set(core.output.ready, 1)
-        assert ctx.get(core.input.ready) == 1
-        await ctx.tick()
-        ctx.set(core.input.valid, 0)
-        assert ctx.get(core.output.valid) == 0
-        assert await stream_get(ctx, core.output) == encrypt_block(key, 0)
+        await check_output_holds(ctx, config, core, 0x0123456789abcdef0123, 0x0011223344556677,
+                                 decrypt=True)
 
     run_testbench(core, testbench)

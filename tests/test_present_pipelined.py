@@ -8,13 +8,15 @@ import random
 
 import pytest
 
+from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 from cores.present.pipelined import KEY_SPACING, PipelinedPRESENT
 from cores.present.reference import decrypt_block, encrypt_block
 from cores.present.tables import KEY_SIZES
-from cores.present.vectors import PAPER_VECTORS
-from cores.sim import (LoadKey, Process, simulate_cipher, simulator_with_reset, stream_get,
-                       stream_put)
+
+from .helpers import (LoadKey, Process, check_idle_without_key, check_key_load_cycles,
+                      check_one_block, expected_results, key_groups, pulse_reset,
+                      random_operations, run_testbench, simulate_cipher, stream_get, stream_put)
 
 
 CONFIGURATIONS = [(key_bits, decrypt) for key_bits in KEY_SIZES for decrypt in (True, False)]
@@ -24,49 +26,17 @@ configurations = pytest.mark.parametrize(
          for key_bits, decrypt in CONFIGURATIONS])
 
 
-def expected_results(operations, key_bits, *, decrypt=True):
-    """What the reference model gives for ``operations`` (every block encrypted if not
-    ``decrypt``)."""
-    results, key = [], None
-    for op in operations:
-        if isinstance(op, LoadKey):
-            key = op.key
-        elif op.decrypt and decrypt:
-            results.append(decrypt_block(key, op.block, key_bits))
-        else:
-            results.append(encrypt_block(key, op.block, key_bits))
-    return results
-
-
-def random_operations(key_bits, *, seed, keys, blocks):
-    """Random keys (the first all zeros, the second all ones), each followed by random blocks
-    in random directions."""
-    rng = random.Random(seed)
-    operations = []
-    for index in range(keys):
-        key = [0, (1 << key_bits) - 1][index] if index < 2 else rng.getrandbits(key_bits)
-        operations.append(LoadKey(key))
-        operations += [Process(rng.getrandbits(64), rng.random() < 0.5) for _ in range(blocks)]
-    return operations
+def pipelined_config(key_bits=80, decrypt=True):
+    return get_core("present-pipelined").config(key_bits, decrypt=decrypt)
 
 
 @functools.cache
 def random_run(key_bits, decrypt):
-    core = PipelinedPRESENT(key_bits, decrypt=decrypt)
-    operations = random_operations(key_bits, seed=key_bits + decrypt, keys=3, blocks=40)
-    return core, operations, simulate_cipher(core, operations)
-
-
-def block_groups(run, operations):
-    """Per key load: (key transfer edge, [(input edge, output edge), ...] of its blocks)."""
-    groups, blocks = [], iter(zip(run.input.edges, run.output.edges))
-    key_edges = iter(run.key.edges)
-    for op in operations:
-        if isinstance(op, LoadKey):
-            groups.append((next(key_edges), []))
-        else:
-            groups[-1][1].append(next(blocks))
-    return groups
+    config = pipelined_config(key_bits, decrypt)
+    core = config.build()
+    operations = random_operations(config, random.Random(key_bits + decrypt), keys=3,
+                                   blocks_per_key=40, extreme_keys=True)
+    return config, core, operations, simulate_cipher(core, operations)
 
 
 # Constructor and parameters.
@@ -106,12 +76,13 @@ def test_constructor_rejects_bad_arguments(kwargs, error, message):
 
 @configurations
 def test_paper_vectors_both_directions(key_bits, decrypt):
-    vectors = [v for v in PAPER_VECTORS if v.key_bits == key_bits]
+    config = pipelined_config(key_bits, decrypt)
+    vectors = config.vectors()
     operations = []
     for vector in vectors:
         operations += [LoadKey(vector.key), Process(vector.plaintext, False),
                        Process(vector.ciphertext, True)]
-    run = simulate_cipher(PipelinedPRESENT(key_bits, decrypt=decrypt), operations)
+    run = simulate_cipher(config.build(), operations)
     assert run.results[0::2] == [v.ciphertext for v in vectors]
     if decrypt:
         assert run.results[1::2] == [v.plaintext for v in vectors]
@@ -122,44 +93,42 @@ def test_paper_vectors_both_directions(key_bits, decrypt):
 
 @configurations
 def test_random_blocks_with_key_changes_match_reference(key_bits, decrypt):
-    core, operations, run = random_run(key_bits, decrypt)
+    config, core, operations, run = random_run(key_bits, decrypt)
     # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
     assert any(op.decrypt for op in operations if isinstance(op, Process))
-    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    assert run.results == expected_results(config, operations)
 
 
 @configurations
 def test_latency_is_exact_and_constant(key_bits, decrypt):
-    core, operations, run = random_run(key_bits, decrypt)
+    config, core, operations, run = random_run(key_bits, decrypt)
     assert run.latencies == [core.latency] * len(run.results)
 
 
 @configurations
 def test_one_block_per_edge(key_bits, decrypt):
-    core, operations, run = random_run(key_bits, decrypt)
-    for _, blocks in block_groups(run, operations):
+    config, core, operations, run = random_run(key_bits, decrypt)
+    for _, blocks in key_groups(run, operations):
         for edges in zip(*blocks):
             assert [b - a for a, b in zip(edges, edges[1:])] == [1] * (len(edges) - 1)
 
 
 @configurations
 def test_key_load_cycles_are_exact(key_bits, decrypt):
-    core, operations, run = random_run(key_bits, decrypt)
-    groups = block_groups(run, operations)
-    assert [blocks[0][0] - key_edge for key_edge, blocks in groups] == \
-        [core.key_load_cycles] * len(groups)
+    config, core, operations, run = random_run(key_bits, decrypt)
     # A key waits for the blocks in flight: it transfers one edge after the last result left.
-    assert [key_edge for key_edge, _ in groups[1:]] == \
-        [blocks[-1][1] + 1 for _, blocks in groups[:-1]]
+    check_key_load_cycles(core, run, operations)
 
 
 @configurations
 def test_random_stalls_lose_and_duplicate_no_block(key_bits, decrypt):
-    core = PipelinedPRESENT(key_bits, decrypt=decrypt)
-    operations = random_operations(key_bits, seed=100 + key_bits, keys=3, blocks=30)
+    config = pipelined_config(key_bits, decrypt)
+    core = config.build()
+    operations = random_operations(config, random.Random(100 + key_bits), keys=3,
+                                   blocks_per_key=30, extreme_keys=True)
     run = simulate_cipher(core, operations, rng=random.Random(key_bits), max_gap=2,
                           max_stall=5)
-    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    assert run.results == expected_results(config, operations)
     assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
     assert min(run.latencies) >= core.latency
 
@@ -167,65 +136,34 @@ def test_random_stalls_lose_and_duplicate_no_block(key_bits, decrypt):
 @pytest.mark.slow
 @configurations
 def test_long_random_sweep_with_stalls(key_bits, decrypt):
-    core = PipelinedPRESENT(key_bits, decrypt=decrypt)
-    operations = random_operations(key_bits, seed=1000 + key_bits, keys=16, blocks=100)
+    config = pipelined_config(key_bits, decrypt)
+    core = config.build()
+    operations = random_operations(config, random.Random(1000 + key_bits), keys=16,
+                                   blocks_per_key=100, extreme_keys=True)
     run = simulate_cipher(core, operations, rng=random.Random(key_bits), max_gap=3,
                           max_stall=8)
-    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    assert run.results == expected_results(config, operations)
     assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
 
 
 # Key handling, stalls and reset, with hand-written testbenches.
 
-async def pulse_reset(ctx, rst):
-    ctx.set(rst, 1)
-    await ctx.tick()
-    ctx.set(rst, 0)
-
-
-def run_testbench(core, testbench):
-    """Simulate ``core`` with ``testbench(ctx, rst)``, where ``rst`` resets the core."""
-    sim, rst = simulator_with_reset(core)
-
-    async def wrapped(ctx):
-        await testbench(ctx, rst)
-
-    sim.add_testbench(wrapped)
-    sim.run()
-
-
-async def check_idle_without_key(ctx, core, cycles):
-    """With a block offered, check for ``cycles`` edges that the core takes no block."""
-    ctx.set(core.input.valid, 1)
-    ctx.set(core.input.payload, {"block": 0x0123456789abcdef, "decrypt": 0})
-    for _ in range(cycles):
-        assert ctx.get(core.input.ready) == 0
-        assert ctx.get(core.output.valid) == 0
-        assert ctx.get(core.key.ready) == 1
-        await ctx.tick()
-    ctx.set(core.input.valid, 0)
-
-
-async def check_one_block(ctx, core, key, block, decrypt=False):
-    await stream_put(ctx, core.key, key)
-    await stream_put(ctx, core.input, {"block": block, "decrypt": int(decrypt)})
-    model = decrypt_block if decrypt else encrypt_block
-    assert await stream_get(ctx, core.output) == model(key, block, core.key_bits)
-
-
 @pytest.mark.parametrize("decrypt", [True, False])
 def test_no_block_accepted_before_first_key(decrypt):
-    core = PipelinedPRESENT(decrypt=decrypt)
+    config = pipelined_config(decrypt=decrypt)
+    core = config.build()
 
     async def testbench(ctx, rst):
         await check_idle_without_key(ctx, core, 40)
-        await check_one_block(ctx, core, 0x0123456789abcdef0123, 0xfedcba9876543210, decrypt)
+        await check_one_block(ctx, config, core, 0x0123456789abcdef0123, 0xfedcba9876543210,
+                              decrypt)
 
     run_testbench(core, testbench)
 
 
 def test_reset_with_blocks_in_flight_leaves_empty_pipe_without_key():
-    core = PipelinedPRESENT(128)
+    config = pipelined_config(128)
+    core = config.build()
     key = (1 << 128) - 1
 
     async def testbench(ctx, rst):
@@ -236,7 +174,7 @@ def test_reset_with_blocks_in_flight_leaves_empty_pipe_without_key():
         ctx.set(core.input.valid, 0)
         await pulse_reset(ctx, rst)
         await check_idle_without_key(ctx, core, 2 * core.latency)
-        await check_one_block(ctx, core, key, 0xffffffffffffffff, decrypt=True)
+        await check_one_block(ctx, config, core, key, 0xffffffffffffffff, decrypt=True)
 
     run_testbench(core, testbench)
 

@@ -10,13 +10,16 @@ import random
 
 import pytest
 
+from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
-from cores.present.reference import decrypt_block, encrypt_block
+from cores.present.reference import encrypt_block
 from cores.present.serial import SerialPRESENT
 from cores.present.tables import KEY_SIZES
-from cores.present.vectors import PAPER_VECTORS
-from cores.sim import (LoadKey, Process, simulate_cipher, simulator_with_reset, stream_get,
-                       stream_put)
+
+from .helpers import (Process, check_idle_without_key, check_key_load_cycles, check_one_block,
+                      check_output_holds, expected_results, key_groups, pulse_reset,
+                      random_operations, run_testbench, simulate_cipher, stream_get, stream_put,
+                      vector_operations)
 
 
 CONFIGURATIONS = [(key_bits, decrypt) for key_bits in KEY_SIZES for decrypt in (True, False)]
@@ -26,41 +29,8 @@ configurations = pytest.mark.parametrize(
          for key_bits, decrypt in CONFIGURATIONS])
 
 
-def expected_results(operations, key_bits, *, decrypt=True):
-    """What the reference model gives for ``operations`` (every block encrypted if not
-    ``decrypt``)."""
-    results, key = [], None
-    for op in operations:
-        if isinstance(op, LoadKey):
-            key = op.key
-        elif op.decrypt and decrypt:
-            results.append(decrypt_block(key, op.block, key_bits))
-        else:
-            results.append(encrypt_block(key, op.block, key_bits))
-    return results
-
-
-def paper_operations(key_bits):
-    """Each key of the paper's table, then each of its vectors encrypted and decrypted."""
-    operations = []
-    for key in dict.fromkeys(v.key for v in PAPER_VECTORS if v.key_bits == key_bits):
-        operations.append(LoadKey(key))
-        for vector in PAPER_VECTORS:
-            if vector.key_bits == key_bits and vector.key == key:
-                operations += [Process(vector.plaintext, False), Process(vector.ciphertext, True)]
-    return operations
-
-
-def random_operations(key_bits, *, seed, keys, blocks):
-    """Random keys (the first all zeros, the second all ones), each followed by random blocks
-    in random directions."""
-    rng = random.Random(seed)
-    operations = []
-    for index in range(keys):
-        key = [0, (1 << key_bits) - 1][index] if index < 2 else rng.getrandbits(key_bits)
-        operations.append(LoadKey(key))
-        operations += [Process(rng.getrandbits(64), rng.random() < 0.5) for _ in range(blocks)]
-    return operations
+def serial_config(key_bits=80, decrypt=True):
+    return get_core("present-serial").config(key_bits, decrypt=decrypt)
 
 
 def simulate(core, operations, **kwargs):
@@ -72,21 +42,11 @@ def simulate(core, operations, **kwargs):
 
 @functools.cache
 def random_run(key_bits, decrypt):
-    core = SerialPRESENT(key_bits, decrypt=decrypt)
-    operations = random_operations(key_bits, seed=key_bits + decrypt, keys=4, blocks=4)
-    return core, operations, simulate(core, operations)
-
-
-def block_groups(run, operations):
-    """Per key load: (key transfer edge, [(input edge, output edge), ...] of its blocks)."""
-    groups, blocks = [], iter(zip(run.input.edges, run.output.edges))
-    key_edges = iter(run.key.edges)
-    for op in operations:
-        if isinstance(op, LoadKey):
-            groups.append((next(key_edges), []))
-        else:
-            groups[-1][1].append(next(blocks))
-    return groups
+    config = serial_config(key_bits, decrypt)
+    core = config.build()
+    operations = random_operations(config, random.Random(key_bits + decrypt), keys=4,
+                                   blocks_per_key=4, extreme_keys=True)
+    return config, core, operations, simulate(core, operations)
 
 
 # Constructor and parameters.
@@ -131,11 +91,11 @@ def test_constructor_rejects_bad_arguments(kwargs, error, message):
 
 @configurations
 def test_paper_vectors_both_directions(key_bits, decrypt):
-    operations = paper_operations(key_bits)
-    run = simulate(SerialPRESENT(key_bits, decrypt=decrypt), operations)
-    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
-    vectors = sorted((v for v in PAPER_VECTORS if v.key_bits == key_bits),
-                     key=lambda v: v.key)     # the order of paper_operations
+    config = serial_config(key_bits, decrypt)
+    operations = vector_operations(config)
+    run = simulate(config.build(), operations)
+    assert run.results == expected_results(config, operations)
+    vectors = sorted(config.vectors(), key=lambda v: v.key)     # the order of vector_operations
     assert run.results[0::2] == [v.ciphertext for v in vectors]
     if decrypt:
         assert run.results[1::2] == [v.plaintext for v in vectors]
@@ -143,22 +103,22 @@ def test_paper_vectors_both_directions(key_bits, decrypt):
 
 @configurations
 def test_random_blocks_with_key_changes_match_reference(key_bits, decrypt):
-    core, operations, run = random_run(key_bits, decrypt)
+    config, core, operations, run = random_run(key_bits, decrypt)
     # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
     assert any(op.decrypt for op in operations if isinstance(op, Process))
-    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    assert run.results == expected_results(config, operations)
 
 
 @configurations
 def test_latency_is_exact_and_constant(key_bits, decrypt):
-    core, operations, run = random_run(key_bits, decrypt)
+    config, core, operations, run = random_run(key_bits, decrypt)
     assert run.latencies == [core.latency] * len(run.results)
 
 
 @configurations
 def test_back_to_back_interval_is_exact_and_constant(key_bits, decrypt):
-    core, operations, run = random_run(key_bits, decrypt)
-    for _, blocks in block_groups(run, operations):
+    config, core, operations, run = random_run(key_bits, decrypt)
+    for _, blocks in key_groups(run, operations):
         edges = [edge for edge, _ in blocks]
         assert [b - a for a, b in zip(edges, edges[1:])] == \
             [core.initiation_interval] * (len(blocks) - 1)
@@ -166,21 +126,19 @@ def test_back_to_back_interval_is_exact_and_constant(key_bits, decrypt):
 
 @configurations
 def test_key_load_cycles_are_exact(key_bits, decrypt):
-    core, operations, run = random_run(key_bits, decrypt)
-    groups = block_groups(run, operations)
-    assert [blocks[0][0] - key_edge for key_edge, blocks in groups] == \
-        [core.key_load_cycles] * len(groups)
+    config, core, operations, run = random_run(key_bits, decrypt)
     # After the first, each key transfers one edge after the previous key's last result left.
-    assert [key_edge for key_edge, _ in groups[1:]] == \
-        [blocks[-1][1] + 1 for _, blocks in groups[:-1]]
+    check_key_load_cycles(core, run, operations)
 
 
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
 def test_random_stalls_and_back_pressure(key_bits):
-    core = SerialPRESENT(key_bits)
-    operations = random_operations(key_bits, seed=7 * key_bits, keys=3, blocks=3)
+    config = serial_config(key_bits)
+    core = config.build()
+    operations = random_operations(config, random.Random(7 * key_bits), keys=3, blocks_per_key=3,
+                                   extreme_keys=True)
     run = simulate(core, operations, rng=random.Random(key_bits), max_gap=40, max_stall=60)
-    assert run.results == expected_results(operations, key_bits)
+    assert run.results == expected_results(config, operations)
     assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
     assert min(run.latencies) >= core.latency
 
@@ -188,63 +146,31 @@ def test_random_stalls_and_back_pressure(key_bits):
 @pytest.mark.slow
 @configurations
 def test_long_random_sweep_with_stalls(key_bits, decrypt):
-    core = SerialPRESENT(key_bits, decrypt=decrypt)
-    operations = random_operations(key_bits, seed=1000 + key_bits, keys=12, blocks=12)
+    config = serial_config(key_bits, decrypt)
+    core = config.build()
+    operations = random_operations(config, random.Random(1000 + key_bits), keys=12,
+                                   blocks_per_key=12, extreme_keys=True)
     run = simulate(core, operations, rng=random.Random(key_bits), max_gap=8, max_stall=100)
-    assert run.results == expected_results(operations, key_bits, decrypt=decrypt)
+    assert run.results == expected_results(config, operations)
     assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
 
 
 # Key handling, stream rules and reset, with hand-written testbenches.
 
-async def pulse_reset(ctx, rst):
-    ctx.set(rst, 1)
-    await ctx.tick()
-    ctx.set(rst, 0)
-
-
-def run_testbench(core, testbench):
-    """Simulate ``core`` with ``testbench(ctx, rst)``, where ``rst`` resets the core."""
-    sim, rst = simulator_with_reset(core)
-
-    async def wrapped(ctx):
-        await testbench(ctx, rst)
-
-    sim.add_testbench(wrapped)
-    sim.run()
-
-
-async def check_idle_without_key(ctx, core, cycles):
-    """With a block offered, check for ``cycles`` edges that the core takes no block."""
-    ctx.set(core.input.valid, 1)
-    ctx.set(core.input.payload, {"block": 0x0123456789abcdef, "decrypt": 0})
-    for _ in range(cycles):
-        assert ctx.get(core.input.ready) == 0
-        assert ctx.get(core.output.valid) == 0
-        assert ctx.get(core.key.ready) == 1
-        await ctx.tick()
-    ctx.set(core.input.valid, 0)
-
-
-async def check_one_block(ctx, core, key, block, decrypt=False):
-    await stream_put(ctx, core.key, key)
-    await stream_put(ctx, core.input, {"block": block, "decrypt": int(decrypt)})
-    model = decrypt_block if decrypt else encrypt_block
-    assert await stream_get(ctx, core.output) == model(key, block, core.key_bits)
-
-
 def test_no_block_accepted_before_first_key():
-    core = SerialPRESENT(decrypt=False)
+    config = serial_config(decrypt=False)
+    core = config.build()
 
     async def testbench(ctx, rst):
         await check_idle_without_key(ctx, core, 200)
-        await check_one_block(ctx, core, 0x0123456789abcdef0123, 0xfedcba9876543210)
+        await check_one_block(ctx, config, core, 0x0123456789abcdef0123, 0xfedcba9876543210)
 
     run_testbench(core, testbench)
 
 
 def test_reset_mid_block_leaves_idle_core_without_key():
-    core = SerialPRESENT(128, decrypt=False)
+    config = serial_config(128, decrypt=False)
+    core = config.build()
     key = (1 << 128) - 1
 
     async def testbench(ctx, rst):
@@ -253,20 +179,21 @@ def test_reset_mid_block_leaves_idle_core_without_key():
         await ctx.tick().repeat(core.latency // 2)
         await pulse_reset(ctx, rst)
         await check_idle_without_key(ctx, core, 100)
-        await check_one_block(ctx, core, key, 0xffffffffffffffff)
+        await check_one_block(ctx, config, core, key, 0xffffffffffffffff)
 
     run_testbench(core, testbench)
 
 
 def test_reset_mid_key_load_leaves_core_without_key():
-    core = SerialPRESENT(128)
+    config = serial_config(128)
+    core = config.build()
 
     async def testbench(ctx, rst):
         await stream_put(ctx, core.key, 1)
         await ctx.tick().repeat(core.key_load_cycles // 2)
         await pulse_reset(ctx, rst)
         await check_idle_without_key(ctx, core, 100)
-        await check_one_block(ctx, core, 2, 3, decrypt=True)
+        await check_one_block(ctx, config, core, 2, 3, decrypt=True)
 
     run_testbench(core, testbench)
 
@@ -306,25 +233,11 @@ def test_key_waits_for_result_and_goes_before_block():
 
 
 def test_output_holds_while_not_ready_and_next_block_enters_as_it_leaves():
-    core = SerialPRESENT(128, decrypt=False)
-    key, block = 0x0123456789abcdef0123456789abcdef, 0x0011223344556677
+    config = serial_config(128, decrypt=False)
+    core = config.build()
 
     async def testbench(ctx, rst):
-        await stream_put(ctx, core.key, key)
-        await stream_put(ctx, core.input, {"block": block, "decrypt": 0})
-        ctx.set(core.input.valid, 1)
-        ctx.set(core.input.payload, {"block": 0, "decrypt": 0})
-        await ctx.tick().until(core.output.valid)
-        for _ in range(20):
-            assert ctx.get(core.output.valid) == 1
-            assert ctx.get(core.output.payload) == encrypt_block(key, block, 128)
-            assert ctx.get(core.input.ready) == 0
-            await ctx.tick()
-        ctx.set(core.output.ready, 1)
-        assert ctx.get(core.input.ready) == 1
-        await ctx.tick()
-        ctx.set(core.input.valid, 0)
-        assert ctx.get(core.output.valid) == 0
-        assert await stream_get(ctx, core.output) == encrypt_block(key, 0, 128)
+        await check_output_holds(ctx, config, core, 0x0123456789abcdef0123456789abcdef,
+                                 0x0011223344556677)
 
     run_testbench(core, testbench)

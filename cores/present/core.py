@@ -2,9 +2,8 @@
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 
-from ..cipher import BlockCipher
+from .base import PRESENTCipher
 from .key_schedule import round_key
-from .reference import check_key_bits
 from .round import Round
 from .tables import BLOCK_BITS, COUNTER_BITS, ROUNDS
 
@@ -19,7 +18,7 @@ _COPIES = 8
 ROUNDS_PER_CYCLE = (1, 2, 4, 8, 16, 31)
 
 
-class PRESENT(BlockCipher):
+class PRESENT(PRESENTCipher):
     """PRESENT-80/128 block cipher (Bogdanov et al., CHES 2007): one core that encrypts and
     decrypts, each block choosing its direction.
 
@@ -99,32 +98,18 @@ class PRESENT(BlockCipher):
     no key loaded and no output pending.
     """
     def __init__(self, key_bits: int = 80, *, rounds_per_cycle: int = 1, decrypt: bool = True):
-        check_key_bits(key_bits)
         if not isinstance(rounds_per_cycle, int) or isinstance(rounds_per_cycle, bool):
             raise TypeError(f"rounds_per_cycle must be an integer (1, 2, 4, 8, 16 or 31), "
                             f"not {rounds_per_cycle!r}")
         if rounds_per_cycle not in ROUNDS_PER_CYCLE:
             raise ValueError(f"rounds_per_cycle must be 1, 2, 4, 8, 16 or 31, "
                              f"not {rounds_per_cycle!r}")
-        if not isinstance(decrypt, bool):
-            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
-        self._key_bits = key_bits
         self._rounds_per_cycle = rounds_per_cycle
-        self._decrypt = decrypt
-        super().__init__(BLOCK_BITS, key_bits)
-
-    @property
-    def key_bits(self) -> int:
-        return self._key_bits
+        super().__init__(key_bits, decrypt=decrypt)
 
     @property
     def rounds_per_cycle(self) -> int:
         return self._rounds_per_cycle
-
-    @property
-    def decrypt(self) -> bool:
-        """Whether the core has the decryption path."""
-        return self._decrypt
 
     @property
     def round_cycles(self) -> int:

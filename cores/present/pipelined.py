@@ -2,9 +2,8 @@
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 
-from ..cipher import BlockCipher
+from .base import PRESENTCipher
 from .key_schedule import round_key, update_key
-from .reference import check_key_bits
 from .round import p_layer, s_layer
 from .tables import BLOCK_BITS, COUNTER_BITS, ROUNDS
 
@@ -21,7 +20,7 @@ __all__ = ["PipelinedPRESENT"]
 KEY_SPACING = 2
 
 
-class PipelinedPRESENT(BlockCipher):
+class PipelinedPRESENT(PRESENTCipher):
     """PRESENT-80/128 (Bogdanov et al., CHES 2007) with the 31 rounds unrolled and a register
     after each: a new block can enter on every clock edge.
 
@@ -91,23 +90,6 @@ class PipelinedPRESENT(BlockCipher):
     -----
     A reset at any time leaves an empty pipe with no key loaded; blocks in flight are dropped.
     """
-    def __init__(self, key_bits: int = 80, *, decrypt: bool = True):
-        check_key_bits(key_bits)
-        if not isinstance(decrypt, bool):
-            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
-        self._key_bits = key_bits
-        self._decrypt = decrypt
-        super().__init__(BLOCK_BITS, key_bits)
-
-    @property
-    def key_bits(self) -> int:
-        return self._key_bits
-
-    @property
-    def decrypt(self) -> bool:
-        """Whether the core has the decryption path."""
-        return self._decrypt
-
     @property
     def stages(self) -> int:
         """Register stages a block goes through: the input stage and one per round."""

@@ -2,9 +2,8 @@
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from ..cipher import BlockCipher
+from .base import PRESENTCipher
 from .key_schedule import update_key
-from .reference import check_key_bits
 from .round import p_layer
 from .sbox import sbox
 from .tables import BLOCK_BITS, KEY_ROTATION, ROUNDS
@@ -32,7 +31,7 @@ def _ring_rotation(amount: int, key_bits: int) -> int:
     return edges
 
 
-class SerialPRESENT(BlockCipher):
+class SerialPRESENT(PRESENTCipher):
     """PRESENT-80/128 (Bogdanov et al., CHES 2007) with one S-box: a 4-bit datapath, the key
     schedule one bit per clock, for the smallest devices. Encrypts and decrypts, each block
     choosing its direction (or encrypt-only).
@@ -104,23 +103,6 @@ class SerialPRESENT(BlockCipher):
     -----
     A reset at any time leaves an idle core with no key loaded and no output pending.
     """
-    def __init__(self, key_bits: int = 80, *, decrypt: bool = True):
-        check_key_bits(key_bits)
-        if not isinstance(decrypt, bool):
-            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
-        self._key_bits = key_bits
-        self._decrypt = decrypt
-        super().__init__(BLOCK_BITS, key_bits)
-
-    @property
-    def key_bits(self) -> int:
-        return self._key_bits
-
-    @property
-    def decrypt(self) -> bool:
-        """Whether the core has the decryption path."""
-        return self._decrypt
-
     @property
     def forward_rotation(self) -> int:
         """Edges the key ring turns in a frame of the forward schedule."""
