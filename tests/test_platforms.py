@@ -170,8 +170,9 @@ def test_catalog_options_come_from_the_packages_constants():
 def test_every_configuration_is_listed_once():
     labels = [config.label for config in configurations()]
     assert len(labels) == len(set(labels))
-    # AES: 3 key sizes x 3 S-boxes; PRESENT: 2 key sizes x 6 rounds per cycle x 2; the toy: 1.
-    assert len(labels) == 9 + 24 + 1
+    # AES: 3 key sizes x 3 S-boxes; PRESENT: 2 key sizes x 6 rounds per cycle x 2 directions;
+    # serial and pipelined PRESENT: 2 key sizes x 2 directions each; the toy: 1.
+    assert len(labels) == 9 + 24 + 4 + 4 + 1
     for config in configurations():
         parsed = parse_config(config.text)
         assert (parsed.spec, parsed.key_bits, parsed.all_options()) == \

@@ -124,16 +124,17 @@ def test_streaming_keeps_the_bus_busy_with_a_fast_core():
     rng = random.Random(8)
     key, counter = rng.getrandbits(80), rng.getrandbits(64)
     blocks = [rng.getrandbits(64) for _ in range(10)]
-    run_ = stream_message(CipherPeripheral(PRESENT(80, rounds_per_cycle=8)), key=key,
+    core = PRESENT(80, rounds_per_cycle=8)
+    run_ = stream_message(CipherPeripheral(core), key=key,
                           key_bits=80, mode=Mode.CTR, decrypt=False, iv=counter, blocks=blocks)
     want = present_model(Mode.CTR, False, key, 80, counter, blocks)
     assert run_.results == want and run_.latency_result == want[0]
     assert run_.steady_intervals() and set(run_.steady_intervals()) == {2 * (1 + 2 + 2)}
     # After the last block is written, only reads: 2 edges each for STATUS and two words.
     assert run_.intervals()[-1] == 2 * (1 + 2)
-    # START loads the key (32 / 8 + 1 edges for PRESENT with decryption); the block leaves the
-    # input FIFO meanwhile.
-    assert run_.start_to_input == 5
+    # START loads the key (ceil(31 / 8) + 2 = 6 edges for PRESENT with decryption); the block
+    # leaves the input FIFO meanwhile.
+    assert run_.start_to_input == core.key_load_cycles == 6
     assert run_.pending_at_result[-1] == 0
 
 
