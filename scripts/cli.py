@@ -277,6 +277,7 @@ def _cmd_build(args):
 
 def _cmd_report(args):
     from platforms.devices import get_device
+    from scripts.flow.external import ExternalConfig
     from scripts.flow.report import markdown_report, plot_report, run_report, text_table
     from scripts.flow.targets import parse_target
 
@@ -284,6 +285,8 @@ def _cmd_report(args):
     for text in args.cores:
         try:
             config = parse_target(text)
+            if isinstance(config, ExternalConfig):
+                config.check()      # reads the Verilog now: its errors before any build starts
         except (KeyError, ValueError) as error:
             raise _Exit(f"--cores {text}: {error.args[0]}") from None
         configs.append(config)
@@ -530,7 +533,9 @@ def make_parser() -> argparse.ArgumentParser:
                         help="configurations as NAME-KEYBITS[:OPTION=VALUE,...], e.g. aes-128 "
                              "aes-128:sbox=logic present-80:decrypt=no; wishbone:CORE is the "
                              "Wishbone peripheral with all five modes around CORE, e.g. "
-                             "wishbone:aes-128 (default: "
+                             "wishbone:aes-128; verilog:FILE.toml is another project's "
+                             "Verilog core described by FILE.toml (see scripts/flow/external.py) "
+                             "(default: "
                              f"{' '.join(default_configs())})")
     report.add_argument("--devices", nargs="+", default=list(DEFAULT_DEVICES), metavar="DEVICE",
                         help=f"bare devices: {', '.join(DEVICES)} (default: all)")

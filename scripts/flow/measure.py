@@ -70,7 +70,9 @@ class CycleFigures:
     key_to_input: int
     verified: bool
     blocks: int
-    #: ``"stream"``: the core's own streams; ``"wishbone"``: through the Wishbone peripheral.
+    #: ``"stream"``: the core's own streams; ``"wishbone"``: through the Wishbone peripheral;
+    #: ``"declared"``: not simulated but declared by an external core's description
+    #: (:mod:`scripts.flow.external`), figures it does not declare being ``None``.
     through: str = "stream"
 
     def to_dict(self) -> dict:
@@ -92,8 +94,11 @@ def measure_cycles(config, *, blocks: int | None = None, seed: int = 1) -> Cycle
     second run is checked against encryptions.
     """
     from cores.sim import LoadKey, Process, simulate_cipher
+    from .external import ExternalConfig
     from .targets import PeripheralConfig
 
+    if isinstance(config, ExternalConfig):
+        return config.cycles()
     if isinstance(config, PeripheralConfig):
         return measure_bus_cycles(config, seed=seed, **({} if blocks is None else
                                                         {"blocks": blocks}))

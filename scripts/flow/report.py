@@ -189,7 +189,9 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
                 progress.update(config.label, "simulation FAILED", done=True)
                 continue
             cycles[config.label] = figures
-            state = "verified" if figures.verified else "WRONG RESULTS vs reference"
+            state = ("declared by its description, not simulated"
+                     if figures.through == "declared" else
+                     "verified" if figures.verified else "WRONG RESULTS vs reference")
             progress.update(config.label, f"{figures.cycles_per_block:g} cycles/block, latency "
                                           f"{figures.latency}, {state}", done=True)
         measurements = []
@@ -311,6 +313,19 @@ _BUS_CYCLES = ("Wishbone rows are measured through the bus, as firmware sees the
                "counted from the `START` write to the first block entering the core.")
 
 
+#: How the cycles of another project's core come to the page.
+_DECLARED_CYCLES = ("Rows of another project's Verilog core (`--cores verilog:FILE.toml`) are "
+                    "measured on the same harness, devices and seeds, but their cycle counts are "
+                    "those their description declares: the report cannot drive a protocol it "
+                    "does not know.")
+
+
+def _verified_cell(cycles: dict) -> str:
+    if cycles.get("through") == "declared":
+        return "declared, not simulated"
+    return "yes" if cycles["verified"] else "NO"
+
+
 def _cycle_lines(report: dict) -> list:
     cycles = report.get("cycles") or {}
     if not cycles:
@@ -319,12 +334,14 @@ def _cycle_lines(report: dict) -> list:
               "latency decrypt", "key load to first block", "matches reference"]
     body = [[label, _fmt(c["cycles_per_block"]), _fmt(c["cycles_per_block_decrypt"]),
              _fmt(c["latency"]), _fmt(c["latency_decrypt"]), _fmt(c["key_to_input"]),
-             "yes" if c["verified"] else "NO"] for label, c in cycles.items()]
+             _verified_cell(c)] for label, c in cycles.items()]
     return ["## Cycles, measured in simulation", "",
             "Clock edges, blocks offered back to back with the output always ready "
             "(`cores.sim.simulate_cipher`); results checked against the reference model."
             + (" " + _BUS_CYCLES if any(c.get("through") == "wishbone" for c in cycles.values())
-               else ""), "",
+               else "")
+            + (" " + _DECLARED_CYCLES
+               if any(c.get("through") == "declared" for c in cycles.values()) else ""), "",
             _markdown_table(header, body), ""]
 
 
@@ -386,6 +403,8 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         if row["fit"] is False:
             out.append(f"* {row['label']} does not fit {row['device']}: {row['fit_reason']}.")
     for label, figures in report.get("cycles", {}).items():
+        if figures.get("through") == "declared":
+            continue
         if not figures.get("verified", True):
             out.append(f"* {label}: the simulated results did NOT match the reference model.")
         elif figures.get("cycles_per_block_decrypt") != figures.get("cycles_per_block"):

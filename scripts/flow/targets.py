@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from cores.catalog import CoreConfig, parse_config
 
+from . import external
+
 
 __all__ = ["WRAPPERS", "PeripheralConfig", "parse_target"]
 
@@ -115,10 +117,18 @@ def parse_target(text: str) -> CoreConfig | PeripheralConfig:
     """Parse ``[WRAPPER:]NAME[-KEYBITS][:OPTION=VALUE,...]``: a bare core (``aes-128``) or a
     core in a bus wrapper of :data:`WRAPPERS` (``wishbone:aes-128``).
 
+    ``verilog:FILE.toml`` names another project's Verilog core by its description
+    (:class:`scripts.flow.external.ExternalConfig`).
+
     Raises :exc:`KeyError` for an unknown core and :exc:`ValueError` for anything else, each
     with a one-line message."""
     head, sep, rest = text.strip().partition(":")
     wrapper = head.strip().lower()
+    if sep and wrapper == external.PREFIX:
+        if not rest.strip():
+            raise ValueError(f"{external.PREFIX}: needs a description file, e.g. "
+                             f"{external.PREFIX}:peer.toml")
+        return external.ExternalConfig.load(rest.strip())
     if sep and wrapper in WRAPPERS:
         if not rest.strip():
             raise ValueError(f"a wrapper needs a core after it, e.g. {wrapper}:aes-128")
