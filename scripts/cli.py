@@ -358,6 +358,51 @@ def _peripheral_from_args(args):
         raise _Exit(f"--core {args.core}: {error.args[0]}") from None
 
 
+_EXPORT_DESCRIPTION = """\
+Convert a core to Verilog (or RTLIL) for use outside Amaranth: a top module
+(named by --name) with the ports below, and submodules whose names start with
+the top module's name. --core wishbone:CORE (e.g. wishbone:aes-128) exports the
+Wishbone peripheral with all five modes around that core instead (ports
+bus__cyc, bus__adr, ..., irq; registers in docs/wishbone.md).
+
+The Verilog has no always @* block: combinational logic is continuous
+assignments, clocked logic always @(posedge clk). It simulates alike from time 0
+under Verilog-2005 and SystemVerilog semantics (tested with Icarus Verilog
+-g2005 and -g2012).
+"""
+
+_EXPORT_PORTS = """\
+ports of a core (B: block bits, 128 for AES, 64 for PRESENT; K: key bits):
+  clk             in   1    clock; everything happens at its rising edge
+  rst             in   1    reset, synchronous and active high: rst high at a
+                            rising edge leaves the core idle with no key loaded
+  key__valid      in   1    a key is offered
+  key__ready      out  1    the core takes a key (only when no block is in it)
+  key__payload    in   K    the key
+  input__valid    in   1    a block is offered
+  input__ready    out  1    the core takes a block (low until a key has been
+                            loaded, and while key__valid is high)
+  input__payload  in   B+1  {decrypt, block}: block in bits [B-1:0], decrypt in
+                            bit B (1: decrypt; a --decrypt no core always
+                            encrypts)
+  output__valid   out  1    a result is offered; it and output__payload hold
+                            until taken
+  output__ready   in   1    the result is taken
+  output__payload out  B    the result, one per block, in the order the blocks
+                            went in
+
+A transfer happens at a rising edge of clk where valid and ready are both high.
+A key transfer sets the key of every later block. Registers have Verilog
+initial values: in simulation and on FPGAs a core starts idle with no key
+loaded, as after a reset.
+
+Bit order: an AES block or key is its FIPS-197 byte string as a big-endian
+number (first byte in the top 8 bits: plaintext 00112233...ff is
+128'h00112233...ff); a PRESENT block is b63..b0 and a key k79..k0 (or
+k127..k0), as in the PRESENT paper.
+"""
+
+
 def _cmd_export(args):
     from scripts.flow.toolchain import configure_export
 
@@ -375,9 +420,9 @@ def _cmd_export(args):
         configure_export()
         if os.environ.get("AMARANTH_USE_YOSYS") == "system":
             _prepare_tools(["yosys"], configure=False)
-        from amaranth.back import verilog
+        from scripts.flow.export import verilog_text
         try:
-            text = verilog.convert(config.build(), name=name)
+            text = verilog_text(config.build(), name=name)
         except Exception as error:
             raise _Exit(f"Verilog conversion failed: {type(error).__name__}: {error}") from None
         pathlib.Path(args.verilog).write_text(text)
@@ -558,12 +603,8 @@ def make_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser(
         "export", help="write a core as standalone Verilog or RTLIL",
-        description="Convert a core to Verilog (or RTLIL) for use outside Amaranth. The "
-                    "module's ports are the flattened stream signals (key__valid, "
-                    "input__payload, output__ready, ...) plus clk and rst. --core "
-                    "wishbone:CORE (e.g. wishbone:aes-128, wishbone:present-80:decrypt=no) "
-                    "exports the Wishbone peripheral with all five modes around that core "
-                    "(ports bus__cyc, bus__adr, ..., irq).")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_EXPORT_DESCRIPTION, epilog=_EXPORT_PORTS)
     _add_core_arguments(export)
     export.add_argument("--verilog", metavar="FILE", help="write Verilog here")
     export.add_argument("--rtlil", metavar="FILE", help="write RTLIL here")

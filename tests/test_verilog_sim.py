@@ -1,0 +1,120 @@
+# amaranth: UnusedElaboratable=no
+"""The exported Verilog, run as Verilog: each catalog configuration through ``cipher-cores
+export --verilog``, compiled by Icarus Verilog as Verilog-2005 and as SystemVerilog and run
+through the bench of :mod:`tests.verilog_bench` (FIPS-197 or PRESENT paper vectors in both
+directions, synchronous resets in the middle, no X or Z on any output from time 0); and the port
+map that ``export --help`` documents, against the exported module.
+
+Icarus (Debian package ``iverilog``) is a requirement of these tests, installed by ``.ci/run``:
+without it they fail, saying so, rather than skip.
+"""
+
+import re
+import shutil
+
+import pytest
+
+from cores.catalog import catalog, configurations, parse_config
+from scripts.cli import main
+
+from .verilog_bench import ICARUS_MODES, bench_verilog, export_arguments, run_icarus
+
+
+#: In the default run: one configuration of each S-box kind, direction set and PRESENT
+#: architecture, and the default configuration of any catalog entry not named here; each with
+#: ``-g2005`` and ``-g2012``. ``-m slow`` runs every configuration in every mode of
+#: :data:`ICARUS_MODES`.
+_CHOSEN = {"aes-128", "aes-192:sbox=boolean", "aes-256:sbox=logic", "present-80",
+           "present-128:decrypt=no", "present-80:rounds_per_cycle=4",
+           "present-serial-80:decrypt=no", "present-pipelined-80"}
+DEFAULT_RUN = _CHOSEN | {entry.config().text for entry in catalog().values()
+                         if entry.name not in {parse_config(text).spec.name for text in _CHOSEN}}
+DEFAULT_MODES = {"2005", "2012"}
+
+RUNS = [pytest.param(config, mode, id=f"{config.slug}-g{mode}",
+                     marks=() if config.text in DEFAULT_RUN and mode in DEFAULT_MODES
+                     else pytest.mark.slow)
+        for config in configurations() for mode in ICARUS_MODES]
+
+
+def test_the_default_run_covers_each_architecture():
+    texts = {config.text for config in configurations()}
+    assert _CHOSEN <= texts
+    assert {parse_config(text).spec.name for text in DEFAULT_RUN} == set(catalog())
+    assert DEFAULT_MODES <= set(ICARUS_MODES)
+
+
+@pytest.fixture(scope="session")
+def icarus():
+    """The ``iverilog`` and ``vvp`` commands; the test fails if Icarus is not installed."""
+    commands = {name: shutil.which(name) for name in ("iverilog", "vvp")}
+    missing = [name for name, path in commands.items() if path is None]
+    if missing:
+        pytest.fail(f"{' and '.join(missing)} not found on PATH: these tests need Icarus "
+                    f"Verilog (Debian/Ubuntu: apt-get install iverilog; .ci/run installs it)",
+                    pytrace=False)
+    return commands["iverilog"], commands["vvp"]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """``exported(config)``: the folder holding the configuration's exported Verilog
+    (``core.v``, module named after ``config.slug``) and its bench (``bench.v``), and the
+    number of results the bench expects; made once per module and worker."""
+    folders = {}
+
+    def export(config):
+        if config.text not in folders:
+            folder = tmp_path_factory.mktemp(config.slug)
+            with pytest.MonkeyPatch.context() as patch:
+                # export may set AMARANTH_USE_YOSYS and YOSYS (to YoWASP's Yosys): undo it after.
+                for name in ("AMARANTH_USE_YOSYS", "YOSYS", "CIPHER_CORES_TOOL_VARS"):
+                    patch.setenv(name, "")
+                    patch.delenv(name)
+                code = main(["export", *export_arguments(config), "--name", config.slug,
+                             "--verilog", str(folder / "core.v")])
+            assert code == 0
+            bench, results = bench_verilog(config, config.slug)
+            (folder / "bench.v").write_text(bench)
+            folders[config.text] = folder, results
+        return folders[config.text]
+    return export
+
+
+@pytest.mark.parametrize("config, mode", RUNS)
+def test_exported_verilog_passes_its_vectors_in_icarus(config, mode, icarus, exported):
+    folder, results = exported(config)
+    run = run_icarus(*icarus, folder / "bench.v", folder / "core.v", mode, folder)
+    report = "\n".join(run.errors[:20]) or run.output[-2000:]
+    assert run.errors == [], f"{config.label}, iverilog -g{mode}:\n{report}"
+    assert run.summary is not None, f"{config.label}, iverilog -g{mode}: no summary\n{report}"
+    assert run.summary["results"] == run.summary["expected"] == results
+    assert run.summary["errors"] == 0
+    assert run.summary["checks"] >= run.summary["edges"]
+
+
+_DECLARATION = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s*)?(\w+)\s*;", re.M)
+_DOCUMENTED = re.compile(r"^  (\w+)\s+(in|out)\s+([BK1+]+)\s", re.M)
+
+
+def _top_module_ports(verilog: str, module: str) -> dict:
+    """Port name to (``in``/``out``, width) of ``module`` in ``verilog``."""
+    start = verilog.index(f"module {module}(")
+    body = verilog[start:verilog.index("endmodule", start)]
+    return {name: (direction.removesuffix("put"), int(msb) + 1 if msb else 1)
+            for direction, msb, name in _DECLARATION.findall(body)}
+
+
+@pytest.mark.parametrize("text", ["aes-128", "present-80"])
+def test_export_help_documents_every_port_of_the_exported_module(text, exported, capsys):
+    config = parse_config(text)
+    folder, _ = exported(config)
+    ports = _top_module_ports((folder / "core.v").read_text(), config.slug)
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    help_text = capsys.readouterr().out
+    sizes = {"B": config.block_bits, "K": config.key_bits, "1": 1}
+    documented = {name: (direction, sum(sizes[term] for term in width.split("+")))
+                  for name, direction, width in _DOCUMENTED.findall(help_text)}
+    assert ports and documented == ports
