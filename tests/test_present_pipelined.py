@@ -225,7 +225,7 @@ def test_stalled_output_holds_and_stalls_the_pipe():
         await stream_put(ctx, core.key, key)
         await ctx.tick().repeat(core.key_load_cycles)
         # Blocks offered back to back with the output stalled: the pipe takes one block per
-        # stage, then nothing more.
+        # stage and one for the spare output register, then nothing more.
         taken = 0
         ctx.set(core.input.valid, 1)
         for _ in range(len(blocks)):
@@ -233,7 +233,7 @@ def test_stalled_output_holds_and_stalls_the_pipe():
             ctx.set(core.input.payload, {"block": block, "decrypt": decrypt})
             taken += ctx.get(core.input.ready)
             await ctx.tick()
-        assert taken == core.stages
+        assert taken == core.stages + 1
         for _ in range(20):
             assert ctx.get(core.input.ready) == 0
             assert (ctx.get(core.output.valid), ctx.get(core.output.payload)) == (1, expected[0])

@@ -27,8 +27,13 @@ class PipelinedPRESENT(PRESENTCipher):
     Pipeline: stage 0 registers the block with the first AddRoundKey; stage r (1..31) registers
     round r, ``pLayer(sBoxLayer(x)) ^ K(r+1)``, so stage 31 holds the ciphertext. Each stage is
     two LUT levels (an S-box output bit, then the round-key XOR). A ``valid`` bit travels with each
-    block. When ``output.ready`` is low while a result is waiting, the whole pipe stands still
-    (one clock enable for every stage), so no block is lost or duplicated.
+    block. Stage 31 is the output register, with a spare register beside it: stages 0..30 move
+    on one clock enable, ``run``, which is itself a register, set while the two output registers
+    hold at most one result between them. When ``output.ready`` goes low with a result waiting,
+    the block leaving stage 30 on that edge goes to the spare register and the pipe stands still
+    from the next edge on, until the consumer takes a result; so no block is lost or duplicated,
+    and no path runs from ``output.ready`` to the ~2,000 enables of the pipe (which, as one
+    combinational enable, was the critical path on ECP5).
 
     Round keys are derived in the pipe beside the data, never stored as a table: the key registers
     form a chain along the stages, each computing :data:`KEY_SPACING` key-schedule updates from
@@ -130,33 +135,50 @@ class PipelinedPRESENT(PRESENTCipher):
         m = Module()
         key_bits = self._key_bits
 
-        # Handshake. `advance` moves every stage (and the valid bits) one step; it is low only
-        # when a result waits in the last stage and the consumer does not take it.
-        valid = Signal(self.stages)
+        # Handshake. `valid[r]` says stage r (0..30) holds a block; stages 0..30 move one step
+        # on every edge where `run` is high. Stage 31 is the output register `head` and `spare`
+        # is the register beside it (see the class docstring).
+        valid = Signal(self.stages - 1)
+        head_valid = Signal()
+        spare_valid = Signal()
+        run = Signal(init=1)
         key_loaded = Signal()
-        advance = Signal()
         load_key = Signal()
         load_block = Signal()
-        # `empty` is `valid == 0`, registered: as a 32-input NOR in front of the key register's
-        # clock enable it was the critical path.
+        incoming = Signal()         # a block leaves stage 30 on this edge
+        head_free = Signal()        # the head register takes a new value on this edge
+        head_valid_next = Signal()
+        spare_valid_next = Signal()
+        # `empty`: no block in any stage or output register, registered (as a wide NOR in front
+        # of the key register's clock enable it was the critical path).
         empty = Signal(init=1)
-        valid_next = Signal(self.stages)
         m.d.comb += [
-            advance.eq(~valid[-1] | self.output.ready),
-            valid_next.eq(Mux(advance, Cat(load_block, valid[:-1]), valid)),
-            self.output.valid.eq(valid[-1]),
+            incoming.eq(run & valid[-1]),
+            head_free.eq(~head_valid | self.output.ready),
+            head_valid_next.eq(Mux(head_free, spare_valid | incoming, 1)),
+            spare_valid_next.eq(Mux(head_free, spare_valid & incoming,
+                                    spare_valid | incoming)),
+            self.output.valid.eq(head_valid),
             self.key.ready.eq(empty),
             load_key.eq(self.key.valid & self.key.ready),
         ]
-        # `valid_next == 0` written out: the 31-input NOR of the stages before the last does not
-        # wait for the handshake (a stalled pipe is never empty, its last stage holds a result).
         # `keep`: left to itself, the LUT mapper puts the handshake terms at the bottom of the
         # NOR's tree, and they were the critical path.
         inner_empty = Signal(attrs={"keep": 1})
         m.d.comb += inner_empty.eq(valid[:-1] == 0)
+        # Both output registers empty after this edge, written out from the registers rather
+        # than from `head_free`: that net drives the 128 enables of the output registers, and
+        # routed across them to `empty` it was the critical path.
+        drained = Signal(attrs={"keep": 1})
+        m.d.comb += drained.eq(~spare_valid & ~valid[-1] & (~head_valid | self.output.ready))
+        with m.If(run):
+            m.d.sync += valid.eq(Cat(load_block, valid[:-1]))
         m.d.sync += [
-            valid.eq(valid_next),
-            empty.eq(advance & ~load_block & inner_empty),
+            head_valid.eq(head_valid_next),
+            spare_valid.eq(spare_valid_next),
+            run.eq(~(head_valid_next & spare_valid_next)),
+            # A stalled pipe (`run` low) is never empty: both output registers hold a result.
+            empty.eq(run & ~load_block & inner_empty & drained),
         ]
         # Counts the edges after a key load until the key (and with `decrypt`, the backward
         # chain) is in place for the first block.
@@ -168,7 +190,7 @@ class PipelinedPRESENT(PRESENTCipher):
             m.d.sync += settle.eq(settle - 1)
         m.d.comb += settled.eq(settle == 0)
         m.d.comb += [
-            self.input.ready.eq(advance & key_loaded & settled & ~self.key.valid),
+            self.input.ready.eq(run & key_loaded & settled & ~self.key.valid),
             load_block.eq(self.input.valid & self.input.ready),
         ]
         with m.If(load_key):
@@ -225,14 +247,15 @@ class PipelinedPRESENT(PRESENTCipher):
         block = self.input.payload.block
         if self._decrypt:
             direction = self.input.payload.decrypt
-            with m.If(advance):
+            with m.If(run):
                 m.d.sync += decrypting.eq(decrypting[:-1].shift_left(1) | direction)
             first_key = Mux(direction, round_key(backward[ROUNDS + 1], key_bits),
                             round_key(forward[1], key_bits))
         else:
             first_key = round_key(forward[1], key_bits)
-        with m.If(advance):
+        with m.If(run):
             m.d.sync += states[0].eq(block ^ first_key)
+        spare = Signal(BLOCK_BITS, reset_less=True)
         for r in range(1, self.stages):
             x = states[r - 1]
             # The S-box layer as a signal of its own: pLayer picks single bits of it, and the
@@ -251,8 +274,17 @@ class PipelinedPRESENT(PRESENTCipher):
                 result = Mux(decrypting[r - 1], decrypted, encrypted)
             else:
                 result = encrypted
-            with m.If(advance):
-                m.d.sync += states[r].eq(result)
+            if r < self.stages - 1:
+                with m.If(run):
+                    m.d.sync += states[r].eq(result)
+            else:
+                # The output register takes the spare's result first, if it holds one; the
+                # spare may load whenever the head is free (its old value is then either moving
+                # to the head or invalid) or a block arrives.
+                with m.If(head_free):
+                    m.d.sync += states[r].eq(Mux(spare_valid, spare, result))
+                with m.If(head_free | incoming):
+                    m.d.sync += spare.eq(result)
 
         m.d.comb += self.output.payload.eq(states[-1])
         return m
