@@ -1,0 +1,350 @@
+"""GHASH (NIST SP 800-38D, Algorithm 2) as a digit-serial multiplier in GF(2^128).
+
+:class:`GHASH` absorbs 128-bit blocks: ``Y <- (Y ^ X) * H``. Each multiplication consumes
+``digit_bits`` bits of the operand ``Y ^ X`` per clock cycle, highest degree first (Horner's rule:
+``Z <- Z * x**d + D * H`` for each d-bit digit ``D``), so ``128 / digit_bits`` steps make one
+product: pick ``digit_bits`` so that GHASH keeps pace with the block cipher beside it (16 bits
+beside the round-based AES, whose 11 to 15 cycles a block leave room for 8 or 9 steps).
+
+Two ways to form ``D * H`` are built (``multiplier``):
+
+* ``"logic"``: AND/XOR gates, ``128 * digit_bits`` AND terms (about 1,900 LUT4 for 16-bit digits).
+* ``"bram"``: tables in block RAM, one per 8 bits of the digit: table ``j`` holds
+  ``n * x**(8j) * H`` for the 256 polynomials ``n`` of degree below 8, so a step is an XOR of
+  ``digit_bits / 8`` table words and the shifted accumulator. The tables depend on ``H``: loading
+  ``H`` fills them (382 cycles), from the recurrences ``T[2n] = T[n] * x`` and
+  ``T[2n + 1] = T[2n] ^ H``, reading back entries already written.
+
+The bit order is the library's: a block is ``int.from_bytes(block, "big")``, and (see
+:mod:`cores.gcm.field`) the coefficient of ``x**i`` is bit ``127 - i`` of that integer (SP 800-38D's
+bit 0, the most significant bit of byte 0, is ``x**0``).
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .field import BLOCK_BITS, times_x_power
+
+
+__all__ = ["DIGIT_BITS", "MULTIPLIERS", "GHASHRequest", "GHASH", "check_digit_bits",
+           "check_multiplier"]
+
+
+#: The digit sizes a :class:`GHASH` can be built with (bits of the operand consumed per cycle).
+DIGIT_BITS = (1, 2, 4, 8, 16, 32, 64, 128)
+#: How a step forms ``digit * H``: AND/XOR logic, or look-up tables in block RAM.
+MULTIPLIERS = ("logic", "bram")
+#: Bits of the digit one table look-up consumes in the ``"bram"`` multiplier.
+TABLE_BITS = 8
+#: Edges the ``"bram"`` multiplier spends filling its tables after ``H`` is loaded: ``T[1]``,
+#: then a read and two writes for each of the pairs 1 to 127.
+FILL_CYCLES = 1 + 3 * 127
+
+
+def check_digit_bits(digit_bits, multiplier: str = "logic") -> int:
+    allowed = DIGIT_BITS if multiplier == "logic" else \
+        tuple(d for d in DIGIT_BITS if d % TABLE_BITS == 0)
+    if not isinstance(digit_bits, int) or isinstance(digit_bits, bool):
+        raise TypeError(f"digit_bits must be an integer, one of "
+                        f"{', '.join(map(str, allowed))}; not {digit_bits!r}")
+    if digit_bits not in allowed:
+        raise ValueError(f"digit_bits must be one of {', '.join(map(str, allowed))} "
+                         f"with multiplier={multiplier!r}, not {digit_bits!r}")
+    return digit_bits
+
+
+def check_multiplier(multiplier) -> str:
+    if not isinstance(multiplier, str):
+        raise TypeError(f"multiplier must be a string ('logic' or 'bram'), not {multiplier!r}")
+    if multiplier not in MULTIPLIERS:
+        raise ValueError(f"multiplier must be 'logic' or 'bram', not {multiplier!r}")
+    return multiplier
+
+
+class GHASHRequest(data.StructLayout):
+    """Payload of :class:`GHASH`'s ``input`` stream.
+
+    Fields
+    ------
+    block : ``unsigned(128)``
+        ``X``, the block to absorb (``int.from_bytes(block, "big")``).
+    first : ``unsigned(1)``
+        Start a new hash: absorb ``X`` into ``Y = 0`` instead of the current state.
+    final : ``unsigned(1)``
+        Only add, do not multiply: ``operand`` becomes ``Y ^ X`` (or ``X`` with ``first``) and
+        the state ``Y`` is left as it was. GCM uses this to form ``S ^ E_K(J0)``.
+    """
+    def __init__(self):
+        super().__init__({"block": unsigned(BLOCK_BITS), "first": unsigned(1),
+                          "final": unsigned(1)})
+
+
+def _xor_all(terms):
+    """The XOR of ``terms``, as a balanced tree (0 if there are none)."""
+    terms = list(terms)
+    if not terms:
+        return C(0, 1)
+    while len(terms) > 1:
+        terms = [a ^ b for a, b in zip(terms[::2], terms[1::2])] + terms[len(terms) & ~1:]
+    return terms[0]
+
+
+def _digit_degrees(digit, width: int) -> list:
+    """The bits of a ``width``-bit digit (a slice of the integer) by relative degree: entry ``i``
+    multiplies ``x**i``. The slice's most significant bit is the lowest degree."""
+    return [digit[width - 1 - i] for i in range(width)]
+
+
+class GHASH(wiring.Component):
+    """GHASH_H with a digit-serial multiplier: ``Y <- (Y ^ X) * H`` for each absorbed block.
+
+    Parameters
+    ----------
+    digit_bits : :class:`int`
+        Bits of the operand consumed per clock cycle: 1, 2, 4, 8, 16, 32, 64 or 128 (``"logic"``);
+        8, 16, 32, 64 or 128 (``"bram"``). A multiplication takes ``steps = 128 / digit_bits``
+        cycles.
+    multiplier : :class:`str`
+        ``"logic"`` (AND/XOR gates) or ``"bram"`` (``digit_bits / 8`` tables of 256 x 128 bits in
+        synchronous block RAM, filled when ``H`` is loaded).
+
+    Members
+    -------
+    h : ``In(stream.Signature(unsigned(128)))``
+        The hash subkey ``H`` (for GCM, ``E_K(0^128)``). A transfer loads it (and with
+        ``"bram"`` starts filling the tables); the state ``Y`` is left alone. Ready when
+        ``busy`` is low.
+    input : ``In(stream.Signature(GHASHRequest()))``
+        Blocks to absorb, see :class:`GHASHRequest`. Ready when an ``H`` has been loaded since
+        reset, ``busy`` is low, and neither ``h.valid`` nor ``restore.valid`` is high (a waiting
+        ``H`` or restore goes first).
+    restore : ``In(stream.Signature(unsigned(128)))``
+        Sets the state ``Y`` (a value read from ``state`` earlier, to resume a hash saved between
+        packets). Ready when ``busy`` is low.
+    state : ``Out(128)``
+        ``Y``, the hash so far: read it when ``busy`` is low (to finish a hash or to save it).
+    operand : ``Out(128)``
+        ``Y ^ X`` of the last block absorbed (``X`` with ``first``): the value being multiplied,
+        or after a ``final`` block, the sum.
+    busy : ``Out(1)``
+        A multiplication is running, or the tables are being filled.
+
+    Timing
+    ------
+    With ``steps = 128 / digit_bits``, in clock edges:
+
+    * ``"logic"``: the first step happens on the edge where the block transfers, so ``busy`` is
+      high for ``steps - 1`` cycles after it and a block can be absorbed every ``steps`` edges
+      (8 for 16-bit digits); ``state`` holds the product from the edge after the last step.
+    * ``"bram"``: the transfer edge addresses the tables and the steps follow on the next
+      ``steps`` edges, so a block every ``steps + 1`` edges (9 for 16-bit digits).
+    * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge.
+      With ``"bram"``, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
+
+    Nothing depends on the data: every block takes the same number of cycles.
+    """
+    def __init__(self, *, digit_bits: int = 16, multiplier: str = "logic"):
+        self._multiplier = check_multiplier(multiplier)
+        self._digit_bits = check_digit_bits(digit_bits, self._multiplier)
+        super().__init__({
+            "h": In(stream.Signature(unsigned(BLOCK_BITS))),
+            "input": In(stream.Signature(GHASHRequest())),
+            "restore": In(stream.Signature(unsigned(BLOCK_BITS))),
+            "state": Out(BLOCK_BITS),
+            "operand": Out(BLOCK_BITS),
+            "busy": Out(1),
+        })
+
+    @property
+    def digit_bits(self) -> int:
+        return self._digit_bits
+
+    @property
+    def multiplier(self) -> str:
+        return self._multiplier
+
+    @property
+    def steps(self) -> int:
+        """Multiplication steps per block: ``128 / digit_bits``."""
+        return BLOCK_BITS // self._digit_bits
+
+    @property
+    def block_cycles(self) -> int:
+        """Edges between blocks absorbed back to back."""
+        return self.steps + (self._multiplier == "bram")
+
+    @property
+    def h_load_cycles(self) -> int:
+        """Edges from an ``H`` transfer to the first edge a block can transfer."""
+        return 1 + (FILL_CYCLES if self._multiplier == "bram" else 0)
+
+    def elaborate(self, platform):
+        m = Module()
+        d, steps = self._digit_bits, self.steps
+
+        h = Signal(BLOCK_BITS)
+        h_loaded = Signal()
+        accumulator = Signal(BLOCK_BITS)     # Z: the partial product; Y once the steps are done
+        operand = Signal(BLOCK_BITS)         # A = Y ^ X, read a digit at a time
+        running = Signal()
+        index = Signal(range(max(steps, 2)))     # digit to apply (logic: on this edge)
+        busy = Signal()
+
+        request = self.input.payload
+        take = Signal()
+        m.d.comb += [
+            # A waiting H or restore goes before the next block.
+            self.input.ready.eq(h_loaded & ~busy & ~self.h.valid & ~self.restore.valid),
+            self.h.ready.eq(~busy),
+            self.restore.ready.eq(~busy),
+            take.eq(self.input.valid & self.input.ready),
+            self.state.eq(accumulator),
+            self.operand.eq(operand),
+            self.busy.eq(busy),
+        ]
+        new_operand = Signal(BLOCK_BITS)
+        m.d.comb += new_operand.eq(Mux(request.first, 0, accumulator) ^ request.block)
+        multiply = take & ~request.final
+
+        def digit_of(value, position):
+            """Digit ``position`` (a constant) of ``value``."""
+            return value[d * position:d * (position + 1)]
+
+        def digit_at(name, offset):
+            """Digit ``index + offset`` of the operand register, as a signal: a multiplexer
+            over the digit positions (a variable ``word_select`` would become a shifter)."""
+            digit = Signal(d, name=name)
+            with m.Switch(index):
+                for position in range(steps - offset):
+                    with m.Case(position):
+                        m.d.comb += digit.eq(digit_of(operand, position + offset))
+            return digit
+
+        with m.If(self.h.valid & self.h.ready):
+            m.d.sync += [h.eq(self.h.payload), h_loaded.eq(1)]
+        with m.If(self.restore.valid & self.restore.ready):
+            m.d.sync += accumulator.eq(self.restore.payload)
+        with m.If(take):
+            m.d.sync += operand.eq(new_operand)
+
+        if self._multiplier == "logic":
+            # Step 0 happens on the transfer edge, on the digit of the operand being loaded.
+            digit = Signal(d)
+            m.d.comb += digit.eq(Mux(take, digit_of(new_operand, 0), digit_at("current", 0)))
+            product = self._logic_step(m, Mux(take, 0, accumulator), digit, h)
+            m.d.comb += busy.eq(running)
+            with m.If(multiply):
+                m.d.sync += [accumulator.eq(product), index.eq(1 % steps),
+                             running.eq(steps > 1)]
+            with m.Elif(running):
+                m.d.sync += [accumulator.eq(product), index.eq(index + 1)]
+                with m.If(index == steps - 1):
+                    m.d.sync += running.eq(0)
+        else:
+            filling = Signal()
+            m.d.comb += busy.eq(running | filling)
+            looked_up = self._tables(m, take=take, new_operand=new_operand, operand=operand,
+                                     index=index, h=h, filling=filling,
+                                     start_fill=self.h.valid & self.h.ready,
+                                     digit_of=digit_of, digit_at=digit_at)
+            shifted = times_x_power(accumulator, d)
+            product = shifted ^ _xor_all(looked_up)
+            with m.If(multiply):
+                m.d.sync += [accumulator.eq(0), index.eq(0), running.eq(1)]
+            with m.Elif(running):
+                m.d.sync += [accumulator.eq(product), index.eq(index + 1)]
+                with m.If(index == steps - 1):
+                    m.d.sync += running.eq(0)
+        return m
+
+    def _logic_step(self, m, accumulator, digit, h):
+        """``accumulator * x**d + digit * H``: the digit's bit of degree ``i`` selects
+        ``H * x**i`` (a chain of signals that only changes with ``H``)."""
+        d = self._digit_bits
+        terms = [times_x_power(accumulator, d)]
+        multiple = h
+        for i, bit in enumerate(_digit_degrees(digit, d)):
+            if i:
+                shifted = Signal(BLOCK_BITS, name=f"h_times_x{i}")
+                m.d.comb += shifted.eq(times_x_power(multiple, 1))
+                multiple = shifted
+            terms.append(Mux(bit, multiple, 0))
+        result = Signal(BLOCK_BITS)
+        m.d.comb += result.eq(_xor_all(terms))
+        return result
+
+    def _tables(self, m, *, take, new_operand, operand, index, h, filling, start_fill,
+                digit_of, digit_at):
+        """The look-up tables, their addresses, and the fill that follows a new ``H``. Returns
+        the table words read for the digit applied on this edge.
+
+        Each table has one port, shared by reads and writes, and is built from 16-bit-wide
+        memories: so synthesis maps it to block RAMs in single-port read-before-write mode
+        (``DP16KD`` on ECP5) with nothing around them. A read port and a write port at
+        different addresses would need logic to settle collisions (about 140 LUT4 and 128 FFs
+        a table on ECP5).
+
+        Entry ``n`` of table 0 is ``n * H`` (``n`` a polynomial of degree < 8, its bit ``b`` the
+        coefficient of ``x**b``); table ``j`` holds the same times ``x**(8j)``. The fill takes
+        entries in pairs, from ``T[2n] = T[n] * x`` and ``T[2n + 1] = T[2n] ^ H``: for ``n`` =
+        1 to 127, one edge reads ``T[n]`` and the next two write ``T[2n]`` and ``T[2n + 1]``,
+        after a first edge that writes ``T[1] = H``. Entry 0 stays 0 from the memories' initial
+        contents: it is never written.
+        """
+        d = self._digit_bits
+        tables = d // TABLE_BITS
+
+        pair = Signal(7)                 # n: T[2n] and T[2n + 1] are written after T[n] is read
+        phase = Signal(range(3))         # 0: read T[n], 1: write T[2n], 2: write T[2n + 1]
+        even = Signal(BLOCK_BITS)        # T[2n], kept for T[2n + 1]
+        with m.If(start_fill):
+            m.d.sync += [filling.eq(1), pair.eq(0), phase.eq(2), even.eq(0)]
+
+        fill_address = Signal(8)
+        m.d.comb += fill_address.eq(Mux(phase == 0, pair, Cat(phase == 2, pair)))
+        writing = Signal()
+        m.d.comb += writing.eq(filling & (phase != 0))
+        with m.If(filling):
+            m.d.sync += phase.eq(Mux(phase == 2, 0, phase + 1))
+            with m.If(phase == 2):
+                m.d.sync += pair.eq(pair + 1)
+                with m.If(pair == 127):
+                    m.d.sync += filling.eq(0)
+
+        # Run: the digit applied on the next edge is looked up on this one (synchronous read):
+        # on the transfer edge the first digit of the new operand, then the next digit.
+        next_digit = Signal(d)
+        if self.steps == 1:
+            m.d.comb += next_digit.eq(digit_of(new_operand, 0))
+        else:
+            m.d.comb += next_digit.eq(Mux(take, digit_of(new_operand, 0),
+                                          digit_at("following", 1)))
+        degrees = _digit_degrees(next_digit, d)
+
+        looked_up, written = [], Signal(BLOCK_BITS)
+        for j in range(tables):
+            address = Signal(8, name=f"table{j}_address")
+            m.d.comb += address.eq(Mux(filling, fill_address,
+                                       Cat(*degrees[TABLE_BITS * j:TABLE_BITS * (j + 1)])))
+            data = times_x_power(written, TABLE_BITS * j)
+            words = []
+            for k in range(BLOCK_BITS // 16):
+                table = memory.Memory(shape=unsigned(16), depth=256, init=[],
+                                      attrs={"ram_style": "block"})
+                m.submodules[f"table{j}_{k}"] = table
+                read, write = table.read_port(domain="sync", transparent_for=()), \
+                    table.write_port()
+                m.d.comb += [read.addr.eq(address), write.addr.eq(address),
+                             write.data.eq(data[16 * k:16 * (k + 1)]), write.en.eq(writing)]
+                words.append(read.data)
+            word = Signal(BLOCK_BITS, name=f"table{j}_data")
+            m.d.comb += word.eq(Cat(*words))
+            looked_up.append(word)
+
+        m.d.comb += written.eq(Mux(phase == 2, even ^ h, times_x_power(looked_up[0], 1)))
+        with m.If(filling & (phase == 1)):
+            m.d.sync += even.eq(written)
+        return looked_up

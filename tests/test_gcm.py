@@ -1,0 +1,463 @@
+# amaranth: UnusedElaboratable=no
+"""GCM: GF(2^128) and GHASH against SP 800-38D, the GHASH component, and AES-GCM against the NIST
+GCM files and pycryptodome, with its cycle counts, streams under back-pressure and parameter
+checks.
+
+The NIST files run on the compiled simulator (:mod:`cores.gcm.sim_cxxrtl`): each group's first
+case and first failing case by default, every case with ``-m slow``.
+"""
+
+import random
+
+import pytest
+from amaranth.sim import Simulator
+from Crypto.Cipher import AES as PyAES
+
+from cores.aes import AES
+from cores.gcm import reference
+from cores.gcm.core import GCM, MIN_TAG_BYTES
+from cores.gcm.field import MASK, R, degree_bit, multiply, times_x, times_x_power
+from cores.gcm.ghash import DIGIT_BITS, GHASH
+from cores.gcm.sim import GCMMessage, simulate_gcm
+from cores.present import PRESENT
+from cores.sim import LoadKey
+
+from .gcm_vectors import KINDS, gcm_vectors, representative
+from .helpers import stream_put, ticks
+
+
+KEY_SIZES = (128, 192, 256)
+ONE = 1 << 127          # the field's 1: the coefficient of x^0 is the integer's top bit
+
+
+def aes_block(key: bytes):
+    cipher = PyAES.new(key, PyAES.MODE_ECB)
+    return lambda block: int.from_bytes(cipher.encrypt(block.to_bytes(16, "big")), "big")
+
+
+def pycryptodome_gcm(key: bytes, iv: bytes, aad: bytes, plaintext: bytes):
+    cipher = PyAES.new(key, PyAES.MODE_GCM, nonce=iv)
+    cipher.update(aad)
+    return cipher.encrypt_and_digest(plaintext)
+
+
+# --- GF(2^128) and the reference model --------------------------------------------------------
+
+def test_bit_order_is_sp800_38d():
+    """SP 800-38D's bit 0 (the first byte's most significant bit) is x^0; x * x^127 = R."""
+    assert degree_bit(0) == 127 and degree_bit(127) == 0
+    assert int.from_bytes(b"\x80" + bytes(15), "big") == ONE
+    assert times_x(1) == R                       # x^127 * x = x^128 = x^7 + x^2 + x + 1
+    assert R == sum(1 << degree_bit(d) for d in (0, 1, 2, 7))
+
+
+def test_times_x_power_is_repeated_times_x():
+    rng = random.Random(1)
+    for k in list(range(130)) + [200, 255]:
+        value = rng.getrandbits(128)
+        expected = value
+        for _ in range(k):
+            expected = times_x(expected)
+        assert times_x_power(value, k) == expected, k
+
+
+def test_multiply_field_laws():
+    rng = random.Random(2)
+    for _ in range(20):
+        a, b, c = (rng.getrandbits(128) for _ in range(3))
+        assert multiply(a, ONE) == a
+        assert multiply(a, b) == multiply(b, a)
+        assert multiply(a, b ^ c) == multiply(a, b) ^ multiply(a, c)
+        assert multiply(multiply(a, b), c) == multiply(a, multiply(b, c))
+        assert multiply(a, ONE >> 1) == times_x(a)        # ONE >> 1 is x
+        assert 0 <= multiply(a, b) <= MASK
+
+
+def test_reference_gcm_matches_pycryptodome():
+    """The model (written from SP 800-38D, over pycryptodome's AES block) equals pycryptodome's
+    GCM, for 96-bit and other IV lengths, partial blocks and empty parts."""
+    rng = random.Random(3)
+    for _ in range(60):
+        key = rng.randbytes(rng.choice((16, 24, 32)))
+        iv = rng.randbytes(rng.choice((12, 12, 1, 8, 16, 60)))
+        aad, text = rng.randbytes(rng.randrange(50)), rng.randbytes(rng.randrange(70))
+        ciphertext, tag = pycryptodome_gcm(key, iv, aad, text)
+        result = reference.encrypt(aes_block(key), iv, aad, text)
+        assert (result.text, result.tag) == (ciphertext, tag)
+        back = reference.decrypt(aes_block(key), iv, aad, ciphertext, tag[:12])
+        assert back.text == text and back.authentic
+        forged = bytes([tag[0] ^ 1]) + tag[1:]
+        assert not reference.decrypt(aes_block(key), iv, aad, ciphertext, forged).authentic
+
+
+def test_reference_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="the IV must not be empty"):
+        reference.encrypt(aes_block(bytes(16)), b"", b"", b"")
+    with pytest.raises(ValueError, match="the tag must be 1 to 16 bytes, not 17"):
+        reference.decrypt(aes_block(bytes(16)), bytes(12), b"", b"", bytes(17))
+
+
+# --- the GHASH component ----------------------------------------------------------------------
+
+GHASH_CONFIGS = [("logic", d) for d in DIGIT_BITS] + [("bram", d) for d in (8, 16, 32, 128)]
+
+
+def run_ghash(ghash, h, requests, *, restore=None):
+    """Load ``h``, then absorb ``requests`` ((block, first, final) tuples) back to back
+    (optionally a restore first); return the state and operand after each, and the transfer
+    edges of the blocks."""
+    states, edges = [], []
+
+    async def testbench(ctx):
+        edge = 0
+
+        async def tick():
+            nonlocal edge
+            await ctx.tick()
+            edge += 1
+        assert not ctx.get(ghash.input.ready)        # no block before H
+        ctx.set(ghash.h.valid, 1)
+        ctx.set(ghash.h.payload, h)
+        await tick()
+        ctx.set(ghash.h.valid, 0)
+        if restore is not None:
+            while not ctx.get(ghash.restore.ready):
+                await tick()
+            ctx.set(ghash.restore.valid, 1)
+            ctx.set(ghash.restore.payload, restore)
+            await tick()
+            ctx.set(ghash.restore.valid, 0)
+        for block, first, final in requests:
+            ctx.set(ghash.input.valid, 1)
+            ctx.set(ghash.input.payload, {"block": block, "first": first, "final": final})
+            while not ctx.get(ghash.input.ready):
+                await tick()
+            await tick()
+            edges.append(edge)
+            ctx.set(ghash.input.valid, 0)
+            while ctx.get(ghash.busy):
+                await tick()
+            states.append((ctx.get(ghash.state), ctx.get(ghash.operand)))
+
+    sim = Simulator(ghash)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    return states, edges
+
+
+@pytest.mark.parametrize(("multiplier", "digit_bits"), GHASH_CONFIGS)
+def test_ghash_matches_algorithm_2(multiplier, digit_bits):
+    """Y_i = (Y_(i-1) ^ X_i) * H after each block, a new hash on ``first``, blocks every
+    ``block_cycles`` edges, the first ``h_load_cycles`` after H."""
+    rng = random.Random(digit_bits)
+    ghash = GHASH(digit_bits=digit_bits, multiplier=multiplier)
+    h = rng.getrandbits(128)
+    blocks = [rng.getrandbits(128) for _ in range(5)]
+    firsts = [1, 0, 0, 1, 0]
+    states, edges = run_ghash(ghash, h, [(b, f, 0) for b, f in zip(blocks, firsts)])
+    y = 0
+    for block, first, (state, operand) in zip(blocks, firsts, states):
+        y = 0 if first else y
+        assert operand == y ^ block
+        y = multiply(y ^ block, h)
+        assert state == y
+    assert edges[0] - 1 == ghash.h_load_cycles       # H transferred on edge 1
+    assert ghash.block_cycles == 128 // digit_bits + (multiplier == "bram")
+    # After the first block the testbench offers the next one as soon as GHASH is idle.
+    assert [b - a for a, b in zip(edges[1:], edges[2:])] == [ghash.block_cycles] * 3
+
+
+@pytest.mark.parametrize(("multiplier", "digit_bits"), [("logic", 16), ("bram", 16)])
+def test_ghash_final_adds_without_multiplying(multiplier, digit_bits):
+    rng = random.Random(5)
+    ghash = GHASH(digit_bits=digit_bits, multiplier=multiplier)
+    h, x1, x2 = (rng.getrandbits(128) for _ in range(3))
+    states, edges = run_ghash(ghash, h, [(x1, 1, 0), (x2, 0, 1), (x2, 1, 1)])
+    y = multiply(x1, h)
+    assert states[1] == (y, y ^ x2)          # the state is left alone
+    assert states[2] == (y, x2)              # with first: 0 ^ X
+    assert edges[2] - edges[1] == 1          # a final block takes its transfer edge only
+
+
+@pytest.mark.parametrize("multiplier", ["logic", "bram"])
+def test_ghash_restore_resumes_a_saved_state(multiplier):
+    """A hash saved from ``state`` and restored later continues as if never interrupted."""
+    rng = random.Random(6)
+    h, saved, x = (rng.getrandbits(128) for _ in range(3))
+    states, _ = run_ghash(GHASH(multiplier=multiplier), h, [(x, 0, 0)], restore=saved)
+    assert states[0][0] == multiply(saved ^ x, h)
+
+
+def test_ghash_new_h_refills_the_tables():
+    """With ``bram``, a second H rewrites every table entry."""
+    rng = random.Random(7)
+    ghash = GHASH(multiplier="bram")
+    h1, h2 = rng.getrandbits(128), rng.getrandbits(128)
+    blocks = [rng.getrandbits(128) for _ in range(3)]
+    results = []
+
+    async def testbench(ctx):
+        for h in (h1, h2):
+            await stream_put(ctx, ghash.h, h)
+            for i, block in enumerate(blocks):
+                await stream_put(ctx, ghash.input, {"block": block, "first": int(i == 0),
+                                                    "final": 0})
+            while ctx.get(ghash.busy):
+                await ctx.tick()
+            results.append(ctx.get(ghash.state))
+
+    sim = Simulator(ghash)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert results == [reference.ghash(h1, blocks), reference.ghash(h2, blocks)]
+
+
+def test_ghash_bad_parameters():
+    with pytest.raises(ValueError, match=r"digit_bits must be one of 1, 2, 4, 8, 16, 32, 64, "
+                                         r"128 with multiplier='logic', not 12"):
+        GHASH(digit_bits=12)
+    with pytest.raises(ValueError, match=r"digit_bits must be one of 8, 16, 32, 64, 128 with "
+                                         r"multiplier='bram', not 4"):
+        GHASH(digit_bits=4, multiplier="bram")
+    with pytest.raises(TypeError, match=r"digit_bits must be an integer, one of 1, 2, 4, 8, 16, "
+                                        r"32, 64, 128; not '16'"):
+        GHASH(digit_bits="16")
+    with pytest.raises(ValueError, match=r"multiplier must be 'logic' or 'bram', not 'lut'"):
+        GHASH(multiplier="lut")
+    with pytest.raises(TypeError, match=r"multiplier must be a string \('logic' or 'bram'\), "
+                                        r"not None"):
+        GHASH(multiplier=None)
+
+
+# --- AES-GCM against the NIST files -----------------------------------------------------------
+
+def nist_operations(vectors) -> list:
+    operations = []
+    for vector in vectors:
+        operations.append(LoadKey(int.from_bytes(vector.key, "big")))
+        if vector.decrypt:
+            operations.append(GCMMessage(vector.iv, vector.aad, vector.ciphertext, decrypt=True,
+                                         tag=vector.tag))
+        else:
+            operations.append(GCMMessage(vector.iv, vector.aad, vector.plaintext))
+    return operations
+
+
+def check_nist(vectors, key_bits, multiplier="logic"):
+    """All ``vectors`` (one file's) through one GCM in one compiled simulation."""
+    run = simulate_gcm(GCM(AES(key_bits), multiplier=multiplier), nist_operations(vectors),
+                       backend="cxxrtl")
+    wrong = []
+    for vector, got in zip(vectors, run.messages, strict=True):
+        if vector.decrypt:
+            right = got.authentic == (not vector.fail) and got.tag == 0 and \
+                (vector.fail or got.text == vector.plaintext)
+        else:
+            right = got.text == vector.ciphertext and not got.authentic and \
+                got.tag.to_bytes(16, "big")[:len(vector.tag)] == vector.tag
+        if not right:
+            wrong.append(vector.source)
+    assert not wrong, f"{len(wrong)} of {len(vectors)} wrong, first: {wrong[:5]}"
+    assert run.violations == {}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_nist_representative(kind, key_bits):
+    """Each group's first case (every Keylen/IVlen/PTlen/AADlen/Taglen combination: 96-bit and
+    other IVs, empty and partial AAD and text, every tag length) and each group's first failing
+    case."""
+    vectors = representative(gcm_vectors(kind, key_bits))
+    assert len({vector.group for vector in vectors}) == 525
+    if kind == "Decrypt":
+        assert sum(vector.fail for vector in vectors) == 525
+    check_nist(vectors, key_bits)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_nist_representative_bram_ghash(kind):
+    """The same with GHASH in block-RAM tables (refilled for every key)."""
+    check_nist(representative(gcm_vectors(kind, 128)), 128, "bram")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("multiplier", ["logic", "bram"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_nist_all(kind, key_bits, multiplier):
+    """Every case of every file (7,875 each)."""
+    check_nist(gcm_vectors(kind, key_bits), key_bits, multiplier)
+
+
+# --- AES-GCM against pycryptodome -------------------------------------------------------------
+
+def random_operations(rng, key_bits, messages):
+    """Random keys and messages, each encrypted and its ciphertext decrypted, with tags of every
+    length and some forged; returns the operations and what pycryptodome expects of each."""
+    operations, expected = [], []
+    key = None
+    for index in range(messages):
+        if key is None or rng.random() < 0.3:
+            key = rng.randbytes(key_bits // 8)
+            operations.append(LoadKey(int.from_bytes(key, "big")))
+        iv = rng.randbytes(rng.choice((12, 12, 12, 1, 7, 16, 17, 33)))
+        aad = rng.randbytes(rng.choice((0, 0, 1, 15, 16, 17, rng.randrange(70))))
+        text = rng.randbytes(rng.choice((0, 1, 15, 16, 17, 32, rng.randrange(90))))
+        ciphertext, tag = pycryptodome_gcm(key, iv, aad, text)
+        operations.append(GCMMessage(iv, aad, text))
+        expected.append((ciphertext, int.from_bytes(tag, "big"), False))
+        length = rng.randrange(MIN_TAG_BYTES, 17)
+        forge = rng.random() < 0.4
+        given = bytearray(tag[:length])
+        if forge:
+            given[rng.randrange(length)] ^= 1 << rng.randrange(8)
+        operations.append(GCMMessage(iv, aad, ciphertext, decrypt=True, tag=bytes(given)))
+        expected.append((text, 0, not forge))
+    return operations, expected
+
+
+def check_against_pycryptodome(run, expected):
+    got = [(message.text, message.tag, message.authentic) for message in run.messages]
+    assert got == expected
+    assert run.violations == {}
+    for message in run.messages:
+        assert all(edge < message.tag_edge for edge in message.output_edges)
+
+
+@pytest.mark.parametrize("multiplier", ["logic", "bram"])
+def test_random_messages_with_stalls(multiplier):
+    """Python simulator: random messages under random gaps and back-pressure."""
+    rng = random.Random(11)
+    operations, expected = random_operations(rng, 128, 4)
+    run = simulate_gcm(GCM(AES(128), multiplier=multiplier), operations, rng=rng, max_gap=3,
+                       max_stall=3)
+    check_against_pycryptodome(run, expected)
+
+
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_random_messages_with_stalls_compiled(key_bits):
+    """Compiled simulator: 150 random messages each way under random gaps and back-pressure."""
+    rng = random.Random(key_bits)
+    operations, expected = random_operations(rng, key_bits, 150)
+    run = simulate_gcm(GCM(AES(key_bits)), operations, rng=rng, max_gap=4, max_stall=4,
+                       backend="cxxrtl")
+    check_against_pycryptodome(run, expected)
+
+
+def test_backends_agree():
+    """Both simulators see the same transfers at the same edges (same schedules)."""
+    operations, _ = random_operations(random.Random(12), 128, 3)
+    runs = [simulate_gcm(GCM(AES(128)), operations, rng=random.Random(13), max_gap=2,
+                         max_stall=2, backend=backend) for backend in ("python", "cxxrtl")]
+    assert runs[0].logs.keys() == runs[1].logs.keys()
+    for name in runs[0].logs:
+        assert runs[0].logs[name].transfers == runs[1].logs[name].transfers, name
+
+
+def test_other_aes_configurations():
+    """Boolean S-boxes and 192/256-bit keys with the block-RAM GHASH, one message each way."""
+    rng = random.Random(14)
+    for core in (AES(128, sbox="boolean"), AES(256)):
+        operations, expected = random_operations(rng, core.key_bits, 1)
+        check_against_pycryptodome(simulate_gcm(GCM(core, multiplier="bram"), operations),
+                                   expected)
+
+
+# --- cycles -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("key_bits", "multiplier", "digit_bits"),
+                         [(128, "logic", 16), (128, "bram", 16), (192, "logic", 16),
+                          (256, "bram", 16), (128, "logic", 4)])
+def test_block_intervals(key_bits, multiplier, digit_bits):
+    """At full speed text blocks leave every ``cycles_per_block`` edges (the core's interval
+    beside a GHASH fast enough for it: 11 edges for AES-128) and AAD blocks are absorbed every
+    ``ghash.block_cycles`` edges, in both directions."""
+    gcm = GCM(AES(key_bits), multiplier=multiplier, digit_bits=digit_bits)
+    rng = random.Random(15)
+    key = rng.randbytes(key_bits // 8)
+    iv, aad, text = rng.randbytes(12), rng.randbytes(16 * 6), rng.randbytes(16 * 8)
+    ciphertext, tag = pycryptodome_gcm(key, iv, aad, text)
+    run = simulate_gcm(gcm, [LoadKey(int.from_bytes(key, "big")), GCMMessage(iv, aad, text),
+                             GCMMessage(iv, aad, ciphertext, decrypt=True, tag=tag)])
+    assert [m.text for m in run.messages] == [ciphertext, text]
+    expected = max(AES(key_bits).initiation_interval, gcm.ghash.block_cycles)
+    assert gcm.cycles_per_block == expected
+    for message in run.messages:
+        edges = message.output_edges
+        assert [b - a for a, b in zip(edges, edges[1:])] == [expected] * 7
+    input_edges = run.logs["input"].edges
+    aad_edges = input_edges[1:7]             # the first message: IV, then six AAD blocks
+    assert [b - a for a, b in zip(aad_edges[1:], aad_edges[2:])] == \
+        [gcm.ghash.block_cycles] * 4
+
+
+# --- stream behaviour -------------------------------------------------------------------------
+
+def test_decryption_never_shows_the_computed_tag():
+    """A forged tag: ``authentic`` 0 and ``tag`` 0; the plaintext left before the verdict."""
+    key, iv = bytes(range(16)), bytes(12)
+    ciphertext, tag = pycryptodome_gcm(key, iv, b"", b"sixteen bytes!!!")
+    forged = bytes(16)
+    run = simulate_gcm(GCM(AES(128)), [LoadKey(int.from_bytes(key, "big")),
+                                       GCMMessage(iv, b"", ciphertext, decrypt=True,
+                                                  tag=forged)])
+    message, = run.messages
+    assert (message.text, message.tag, message.authentic) == (b"sixteen bytes!!!", 0, False)
+    assert message.output_edges[0] < message.tag_edge
+
+
+def test_tags_shorter_than_four_bytes_fail():
+    """A 1- to 3-byte tag is refused even when it matches; 4 bytes is the shortest accepted."""
+    key, iv = bytes(16), bytes(12)
+    ciphertext, tag = pycryptodome_gcm(key, iv, b"a", b"b")
+    operations = [LoadKey(0)] + [GCMMessage(iv, b"a", ciphertext, decrypt=True, tag=tag[:n])
+                                 for n in (1, 2, 3, 4, 16)]
+    run = simulate_gcm(GCM(AES(128)), operations)
+    assert [m.authentic for m in run.messages] == [False, False, False, True, True]
+
+
+def test_start_waits_for_a_key_and_a_waiting_key_goes_first():
+    gcm = GCM(AES(128))
+    seen = {}
+
+    async def testbench(ctx):
+        ctx.set(gcm.start.valid, 1)
+        await ticks(ctx, 3)
+        seen["start before key"] = ctx.get(gcm.start.ready)
+        ctx.set(gcm.key.valid, 1)
+        seen["start with key waiting"] = ctx.get(gcm.start.ready)
+        seen["key ready"] = ctx.get(gcm.key.ready)
+
+    sim = Simulator(gcm)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert seen == {"start before key": 0, "start with key waiting": 0, "key ready": 1}
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+def test_gcm_bad_parameters():
+    with pytest.raises(TypeError, match=r"core must be a component with a "
+                                        r"BlockCipherSignature, not 'aes'"):
+        GCM("aes")
+    with pytest.raises(ValueError, match=r"core must have 128-bit blocks, not 64-bit ones"):
+        GCM(PRESENT(80))
+    with pytest.raises(ValueError, match=r"digit_bits must be one of 8, 16, 32, 64, 128 with "
+                                         r"multiplier='bram', not 2"):
+        GCM(AES(128), digit_bits=2, multiplier="bram")
+    with pytest.raises(ValueError, match=r"multiplier must be 'logic' or 'bram', not 'dsp'"):
+        GCM(AES(128), multiplier="dsp")
+    with pytest.raises(ValueError, match=r"depth must be a positive integer or None, not 0"):
+        GCM(AES(128), depth=0)
+    with pytest.raises(TypeError, match=r"depth must be a positive integer or None, not 1.5"):
+        GCM(AES(128), depth=1.5)
+
+
+def test_gcm_message_checks_its_tag():
+    with pytest.raises(ValueError, match="a decryption needs the expected tag"):
+        GCMMessage(bytes(12), decrypt=True)
+    with pytest.raises(ValueError, match="an encryption takes no tag"):
+        GCMMessage(bytes(12), tag=bytes(16))
