@@ -20,6 +20,9 @@ _STEPS = BLOCK_BITS // NIBBLE_BITS
 _LAST_STEP = NIBBLE_BITS * (_STEPS - 1)
 #: Frame cycles of the permutation steps, after the pass (decryption does two: P^-1 = P o P).
 _PERMUTE = (_LAST_STEP + 1, _LAST_STEP + 2)
+#: Bits of the loaded key per token flip-flop of the key copy (a power of two, at least 2; see
+#: the class docstring).
+TOKEN_BITS = 4
 
 
 def _ring_rotation(amount: int, key_bits: int) -> int:
@@ -54,10 +57,12 @@ class SerialPRESENT(PRESENTCipher):
     * The loaded key stays in a register, and (with ``decrypt``) the final key register, derived
       once per key load by running the schedule forward, in a second ring. At the start of each
       block the start of the block's schedule is copied into the working ring, one bit per edge:
-      the loaded key through a one-hot selection (a token shift register of K/2 flip-flops,
-      each gating a pair of key bits, the pairs ORed: on iCE40 about 54 LUT4 for K = 80, where
-      a binary 1-of-K multiplexer took about 70 and a ring loaded in parallel would take one per
-      bit), the final key from its ring.
+      the loaded key through a one-hot selection (a token shift register of K/4 flip-flops marks
+      the group of four key bits being copied; one LUT per pair of bits gates the pair by its
+      token; the pairs are ORed), the final key from its ring. On iCE40 UP5K (PRESENT-80) this
+      took 20 flip-flops and about 15 LUT4 fewer than a binary 1-of-K multiplexer; with a token
+      per pair of bits (40 flip-flops) 4 LUT4 fewer still. A ring loaded in parallel would take
+      a LUT per bit.
     * The key schedule's round counter counts up in both directions: decrypting, its complement
       gives 31, 30, ..., 0.
 
@@ -223,18 +228,24 @@ class SerialPRESENT(PRESENTCipher):
         forward = update_key(turned.rotate_right(KEY_ROTATION), counter, key_bits)
         backward = update_key(turned.rotate_left(KEY_ROTATION), counter, key_bits, inverse=True)
         # During a copy `cycle` counts the bits: the ring's top takes bit `cycle` of the loaded
-        # key, which the K edges of the copy bring down to bit `cycle`.
-        # The loaded key's bit `cycle`, picked without a binary multiplexer: a one-hot token
-        # (one flip-flop per pair of bits, moved on by each odd `cycle`) gates bit 2t or 2t+1
-        # by the low bit of `cycle`, and the gated pairs are ORed. A shift register needs no
-        # logic on iCE40, so this costs a LUT per pair of bits instead of a LUT per bit.
-        token = Signal(key_bits // 2, reset_less=True)
+        # key, which the K edges of the copy bring down to bit `cycle`. That bit is picked
+        # without a binary multiplexer: a one-hot token (a shift register, which needs no logic
+        # on iCE40) marks the group of TOKEN_BITS bits that `cycle` is in, each LUT gates a pair
+        # of a group's bits chosen by cycle[0], and the pairs of one rank in every group are
+        # ORed, the rank chosen by the next bits of `cycle`.
+        groups = key_bits // TOKEN_BITS
+        token = Signal(groups, reset_less=True)
         with m.If(~copy):
             m.d.sync += token.eq(1)
-        with m.Elif(cycle[0]):
+        with m.Elif(cycle[:TOKEN_BITS.bit_length() - 1] == TOKEN_BITS - 1):
             m.d.sync += token.eq(token.rotate_left(1))
-        loaded_bit = Cat(token[pair] & Mux(cycle[0], first_key[2 * pair + 1], first_key[2 * pair])
-                         for pair in range(key_bits // 2)).any()
+        ranks = []
+        for rank in range(TOKEN_BITS // 2):
+            bits = [TOKEN_BITS * group + 2 * rank for group in range(groups)]
+            ranks.append(Cat(token[group] & Mux(cycle[0], first_key[bit + 1], first_key[bit])
+                             for group, bit in enumerate(bits)).any())
+        rank_bits = (TOKEN_BITS // 2 - 1).bit_length()
+        loaded_bit = Cat(ranks).bit_select(cycle[1:1 + rank_bits], 1) if rank_bits else ranks[0]
         source = Mux(decrypting, final_key[0], loaded_bit) if self._decrypt else loaded_bit
         with m.If(copy):
             m.d.sync += ring.eq(Cat(ring[1:], source))
