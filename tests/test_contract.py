@@ -21,8 +21,14 @@ from .helpers import (LoadKey, Process, expected_results, key_groups, pulse_rese
 from .toy_cipher import TOY_ENTRY
 
 
+#: Configurations slow in the Python simulator (about 30 s for the six checks), checked with
+#: ``-m slow``; the default run keeps at least one of each architecture.
+SLOW_CONFIGS = {"aes-pipelined-192", "aes-pipelined-256"}
 CONFIGS = configurations() + [TOY_ENTRY.config()]
-each_config = pytest.mark.parametrize("config", CONFIGS, ids=[c.slug for c in CONFIGS])
+each_config = pytest.mark.parametrize("config", [
+    pytest.param(config, id=config.slug,
+                 marks=pytest.mark.slow if config.text in SLOW_CONFIGS else ())
+    for config in CONFIGS])
 
 
 def assert_no_violations(violations):

@@ -1,7 +1,8 @@
 """AES (FIPS-197) cores, their building blocks and a reference model."""
 
 from .core import AES
+from .pipelined import PipelinedAES
 from .catalog import CATALOG
 
 
-__all__ = ["AES", "CATALOG"]
+__all__ = ["AES", "PipelinedAES", "CATALOG"]

@@ -3,6 +3,7 @@
 from ..catalog import CipherEntry, CoreOption, PaperFigure
 from . import reference
 from .core import AES
+from .pipelined import PipelinedAES
 from .substitution import SBOX_IMPLEMENTATIONS
 from .transforms import ROUNDS
 from .vectors import FIPS197_VECTORS
@@ -32,4 +33,15 @@ CATALOG = (
         vectors=FIPS197_VECTORS,
         papers=(PAPER,),
         report_defaults=("aes-128",)),
+    CipherEntry(
+        name="aes-pipelined", title="AES-pipelined", component=PipelinedAES,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
+        description="every round unrolled, S and 2S tables in block RAM: one block per clock, "
+                    "encryption only",
+        options=(CoreOption("decrypt", bool, False, (False,),
+                            "encryption only (the core has no decryption pipe)"),),
+        vectors=FIPS197_VECTORS,
+        # Not in the default sweep: 82 to 114 block RAMs, only the ECP5-85F has them.
+        report_defaults=()),
 )
