@@ -13,6 +13,7 @@ import pytest
 from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 from cores.present.reference import encrypt_block
+from cores.present import serial
 from cores.present.serial import SerialPRESENT
 from cores.present.tables import KEY_SIZES
 
@@ -99,6 +100,18 @@ def test_paper_vectors_both_directions(key_bits, decrypt):
     assert run.results[0::2] == [v.ciphertext for v in vectors]
     if decrypt:
         assert run.results[1::2] == [v.plaintext for v in vectors]
+
+
+@pytest.mark.parametrize("token_bits", [2, 8])
+def test_key_copy_works_with_other_token_widths(monkeypatch, token_bits):
+    # The key copy is written for any power-of-two group per token; the catalog core uses
+    # TOKEN_BITS = 4, the figures in the class docstring compare 2.
+    monkeypatch.setattr(serial, "TOKEN_BITS", token_bits)
+    config = serial_config(80)
+    core = SerialPRESENT(80)
+    operations = random_operations(config, random.Random(token_bits), keys=3, blocks_per_key=2,
+                                   extreme_keys=True)
+    assert simulate(core, operations).results == expected_results(config, operations)
 
 
 @configurations
