@@ -59,21 +59,26 @@ def diagonal_source(row: int, decrypt: bool, cycle: int) -> str:
     return f"side{cycle - overwritten}"
 
 
-def mix_column(a, decrypt, last) -> list:
+def mix_column(m, a, decrypt, last) -> list:
     """MixColumns (``decrypt`` low) or InvMixColumns (``decrypt`` high) of the four bytes ``a``
-    (row 0 first), or ``a`` itself if ``last``.
+    (row 0 first), or ``a`` itself if ``last``; the shared terms are signals of ``m``.
 
     MixColumns(a)_r = a_r ^ t ^ {02}·(a_r ^ a_r+1) with t = a_0 ^ a_1 ^ a_2 ^ a_3; the
     InvMixColumns coefficients {0e, 0b, 0d, 09} are {02, 03, 01, 01} plus {0c, 08, 0c, 08}, so
     InvMixColumns(a)_r = MixColumns(a)_r ^ {04}·(a_r ^ a_r+2) ^ {08}·t.
     """
-    t = a[0] ^ a[1] ^ a[2] ^ a[3]
+    data = [Signal(8, name=f"mix_in{r}") for r in range(4)]
+    t = Signal(8, name="mix_sum")
+    m.d.comb += [byte.eq(value) for byte, value in zip(data, a)]
+    m.d.comb += t.eq(data[0] ^ data[1] ^ data[2] ^ data[3])
     t8 = xtime(xtime(xtime(t)))
     result = []
     for r in range(4):
-        mixed = t ^ xtime(a[r] ^ a[(r + 1) % 4])
-        inverse = xtime(xtime(a[r] ^ a[(r + 2) % 4])) ^ t8
-        result.append(a[r] ^ Mux(last, 0, mixed ^ Mux(decrypt, inverse, 0)))
+        mixed = t ^ xtime(data[r] ^ data[(r + 1) % 4])
+        inverse = xtime(xtime(data[r] ^ data[(r + 2) % 4])) ^ t8
+        byte = Signal(8, name=f"mix_out{r}")
+        m.d.comb += byte.eq(data[r] ^ Mux(last, 0, mixed ^ Mux(decrypt, inverse, 0)))
+        result.append(byte)
     return result
 
 
@@ -262,7 +267,7 @@ class CompactAES(BlockCipher):
         keyed = [byte ^ Mux(decrypting, key, 0)
                  for byte, key in zip(looked_up, _bytes(round_key))]
         column = Signal(32)
-        m.d.comb += column.eq(_word(mix_column(keyed, decrypting, rnd == nr)))
+        m.d.comb += column.eq(_word(mix_column(m, keyed, decrypting, rnd == nr)))
         tail_key = Signal(32)
         m.d.comb += tail_key.eq(Mux(Mux(first, turning, writing & ~decrypting), round_key, 0))
 
