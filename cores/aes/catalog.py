@@ -2,6 +2,7 @@
 
 from ..catalog import CipherEntry, CoreOption, PaperFigure
 from . import reference
+from .compact import CompactAES
 from .core import AES
 from .pipelined import PipelinedAES
 from .substitution import SBOX_IMPLEMENTATIONS
@@ -44,4 +45,12 @@ CATALOG = (
         vectors=FIPS197_VECTORS,
         # Not in the default sweep: 82 to 114 block RAMs, only the ECP5-85F has them.
         report_defaults=()),
+    CipherEntry(
+        name="aes-compact", title="AES-compact", component=CompactAES,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
+        description="32-bit datapath, one column per clock, S-boxes in 4 block RAMs, round keys "
+                    "on the fly; encrypts and decrypts",
+        vectors=FIPS197_VECTORS,
+        report_defaults=("aes-compact-128",)),
 )
