@@ -10,6 +10,7 @@ case and first failing case by default, every case with ``-m slow``.
 import random
 
 import pytest
+from amaranth.hdl import Fragment
 from amaranth.sim import Simulator
 from Crypto.Cipher import AES as PyAES
 
@@ -163,7 +164,7 @@ def test_ghash_matches_algorithm_2(multiplier, digit_bits):
         y = multiply(y ^ block, h)
         assert state == y
     assert edges[0] - 1 == ghash.h_load_cycles       # H transferred on edge 1
-    assert ghash.block_cycles == 128 // digit_bits + (multiplier == "bram")
+    assert ghash.block_cycles == 128 // digit_bits + (2 if multiplier == "bram" else 0)
     # After the first block the testbench offers the next one as soon as GHASH is idle.
     assert [b - a for a, b in zip(edges[1:], edges[2:])] == [ghash.block_cycles] * 3
 
@@ -245,7 +246,7 @@ def nist_operations(vectors) -> list:
     return operations
 
 
-def check_nist(vectors, key_bits, multiplier="logic"):
+def check_nist(vectors, key_bits, multiplier="bram"):
     """All ``vectors`` (one file's) through one GCM in one compiled simulation."""
     run = simulate_gcm(GCM(AES(key_bits), multiplier=multiplier), nist_operations(vectors),
                        backend="cxxrtl")
@@ -268,7 +269,7 @@ def check_nist(vectors, key_bits, multiplier="logic"):
 def test_nist_representative(kind, key_bits):
     """Each group's first case (every Keylen/IVlen/PTlen/AADlen/Taglen combination: 96-bit and
     other IVs, empty and partial AAD and text, every tag length) and each group's first failing
-    case."""
+    case, with the default GHASH (block-RAM tables, refilled for every key)."""
     vectors = representative(gcm_vectors(kind, key_bits))
     assert len({vector.group for vector in vectors}) == 525
     if kind == "Decrypt":
@@ -277,9 +278,9 @@ def test_nist_representative(kind, key_bits):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_nist_representative_bram_ghash(kind):
-    """The same with GHASH in block-RAM tables (refilled for every key)."""
-    check_nist(representative(gcm_vectors(kind, 128)), 128, "bram")
+def test_nist_representative_logic_ghash(kind):
+    """The same with the AND/XOR GHASH multiplier."""
+    check_nist(representative(gcm_vectors(kind, 128)), 128, "logic")
 
 
 @pytest.mark.slow
@@ -346,30 +347,55 @@ def test_random_messages_with_stalls_compiled(key_bits):
     check_against_pycryptodome(run, expected)
 
 
-def test_backends_agree():
+@pytest.mark.parametrize("multiplier", ["logic", "bram"])
+def test_backends_agree(multiplier):
     """Both simulators see the same transfers at the same edges (same schedules)."""
     operations, _ = random_operations(random.Random(12), 128, 3)
-    runs = [simulate_gcm(GCM(AES(128)), operations, rng=random.Random(13), max_gap=2,
-                         max_stall=2, backend=backend) for backend in ("python", "cxxrtl")]
+    runs = [simulate_gcm(GCM(AES(128), multiplier=multiplier), operations,
+                         rng=random.Random(13), max_gap=2, max_stall=2, backend=backend)
+            for backend in ("python", "cxxrtl")]
     assert runs[0].logs.keys() == runs[1].logs.keys()
     for name in runs[0].logs:
         assert runs[0].logs[name].transfers == runs[1].logs[name].transfers, name
 
 
 def test_other_aes_configurations():
-    """Boolean S-boxes and 192/256-bit keys with the block-RAM GHASH, one message each way."""
+    """Boolean S-boxes, and a 256-bit key with the AND/XOR GHASH, one message each way."""
     rng = random.Random(14)
-    for core in (AES(128, sbox="boolean"), AES(256)):
-        operations, expected = random_operations(rng, core.key_bits, 1)
-        check_against_pycryptodome(simulate_gcm(GCM(core, multiplier="bram"), operations),
-                                   expected)
+    for gcm in (GCM(AES(128, sbox="boolean")), GCM(AES(256), multiplier="logic")):
+        operations, expected = random_operations(rng, gcm.key_bits, 1)
+        check_against_pycryptodome(simulate_gcm(gcm, operations), expected)
+
+
+def catalog_ciphers_128():
+    from cores.catalog import catalog
+    return [name for name, entry in catalog().items() if entry.block_bits == 128]
+
+
+@pytest.mark.parametrize("name", catalog_ciphers_128())
+def test_every_128_bit_cipher_of_the_catalog(name):
+    """GCM around each 128-bit architecture of the catalog (AES-128, default options), keeping
+    its counter blocks in flight (``depth``), one message each way under back-pressure."""
+    from cores.catalog import parse_config
+    core = parse_config(f"{name}-128").build()
+    gcm = GCM(core, multiplier="logic")
+    assert gcm.depth == -(-core.latency // core.initiation_interval)
+    rng = random.Random(16)
+    key, iv, aad, text = rng.randbytes(16), rng.randbytes(12), rng.randbytes(20), \
+        rng.randbytes(40)
+    ciphertext, tag = pycryptodome_gcm(key, iv, aad, text)
+    operations = [LoadKey(int.from_bytes(key, "big")), GCMMessage(iv, aad, text),
+                  GCMMessage(iv, aad, ciphertext, decrypt=True, tag=tag)]
+    expected = [(ciphertext, int.from_bytes(tag, "big"), False), (text, 0, True)]
+    check_against_pycryptodome(simulate_gcm(gcm, operations, rng=rng, max_gap=1, max_stall=2),
+                               expected)
 
 
 # --- cycles -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("key_bits", "multiplier", "digit_bits"),
                          [(128, "logic", 16), (128, "bram", 16), (192, "logic", 16),
-                          (256, "bram", 16), (128, "logic", 4)])
+                          (256, "bram", 16), (128, "logic", 4), (128, "bram", 8)])
 def test_block_intervals(key_bits, multiplier, digit_bits):
     """At full speed text blocks leave every ``cycles_per_block`` edges (the core's interval
     beside a GHASH fast enough for it: 11 edges for AES-128) and AAD blocks are absorbed every
@@ -435,6 +461,36 @@ def test_start_waits_for_a_key_and_a_waiting_key_goes_first():
     sim.add_testbench(testbench)
     sim.run()
     assert seen == {"start before key": 0, "start with key waiting": 0, "key ready": 1}
+
+
+# --- the report's targets ---------------------------------------------------------------------
+
+def test_report_targets():
+    """``gcm:aes-128`` and the other presets parse to configurations the report can build and
+    whose cycles it gets by simulating GCM messages (checked against the model)."""
+    from scripts.flow.targets import GCM_PRESETS, parse_target
+    config = parse_target("gcm:aes-128:sbox=boolean")
+    assert (config.label, config.text, config.slug) == (
+        "GCM AES-128 (sbox=boolean; GHASH bram, 16-bit digits)", "gcm:aes-128:sbox=boolean",
+        "gcm_aes128_sbox_boolean")
+    assert config.to_dict() == {"wrapper": "gcm", "multiplier": "bram", "digit_bits": 16,
+                                "core": "aes", "key_bits": 128, "sbox": "boolean"}
+    gcm = config.build()
+    assert isinstance(gcm, GCM) and gcm.core.sbox == "boolean"
+    Fragment.get(gcm, None)          # elaborated, so its core counts as used
+    for preset, options in GCM_PRESETS.items():
+        figures = parse_target(f"{preset}:aes-128").cycles()
+        ghash = GHASH(**options)
+        assert figures.verified
+        assert figures.cycles_per_block == figures.cycles_per_block_decrypt == \
+            max(11, ghash.block_cycles)
+        assert figures.latency == 2 * ghash.block_cycles + 1       # last text block to tag
+        assert figures.key_to_input == 11 + 11 + 2 + ghash.h_load_cycles - 1
+    with pytest.raises(ValueError, match="gcm: needs a core after it, e.g. gcm:aes-128"):
+        parse_target("gcm:")
+    with pytest.raises(ValueError, match="GCM takes a cipher with 128-bit blocks; PRESENT-80 "
+                                         "has 64"):
+        parse_target("gcm-logic:present-80")
 
 
 # --- parameters -------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from ..interface import BlockCipherSignature
 from .ghash import GHASH, check_digit_bits, check_multiplier
 
 
-__all__ = ["GCMStart", "GCMBlock", "GCMTag", "GCM", "MIN_TAG_BYTES", "COUNT_BITS"]
+__all__ = ["GCMStart", "GCMBlock", "GCMTag", "GCM", "MIN_TAG_BYTES", "COUNT_BITS",
+           "keep_bits"]
 
 
 #: The shortest tag a decryption accepts (SP 800-38D allows 32-bit tags for some uses).
@@ -39,21 +40,31 @@ class GCMBlock(data.StructLayout):
     Fields (the first in the low bits of the packed payload)
     ------
     data : ``unsigned(128)``
-        The bytes, ``int.from_bytes(block_bytes, "big")``: byte ``16 k + i`` of the part is bits
-        ``127 - 8 i`` down to ``120 - 8 i`` of its block ``k``. In a partial block the bytes are
-        the leading ones; the rest are ignored on ``input`` and zero on ``output``.
-    bytes : ``unsigned(5)``
-        How many bytes of ``data`` count, 0 to 16 (larger values count as 16). Read only with
-        ``last``: every other block is whole. 0 is allowed on a ``last`` block only: that block
-        carries nothing and just ends its part (an empty AAD or text is one such block).
+        The bytes, ``int.from_bytes(block_bytes, "big")``: byte ``i`` of block ``k`` of a part
+        is byte ``16 k + i`` of the part, bits ``127 - 8 i`` down to ``120 - 8 i``. A partial
+        block holds the leading bytes; the rest are ignored on ``input`` and zero on ``output``.
+    keep : ``unsigned(16)``
+        Byte enables, read only with ``last`` (every other block is whole): bit ``j`` enables
+        ``data`` bits ``8 j + 7`` down to ``8 j``, as TKEEP does in AXI4-Stream. A block of ``n``
+        bytes holds the leading ones, so its ``keep`` has the top ``n`` bits set
+        (``0xFFFF`` for 16, ``0xF000`` for 4, ``0`` for none); other patterns are not
+        supported. An empty ``last`` block (``keep`` 0) carries nothing and just ends its part:
+        an empty AAD or text is one such block.
     last : ``unsigned(1)``
         This block ends its part (IV, AAD or text).
 
-    In the expected tag (the last item of a decryption) ``bytes`` is the tag's length, 4 to 16
-    (its leading bytes are compared), and ``last`` is ignored.
+    In the expected tag (the last item of a decryption) ``keep`` gives the tag's length, 4 to 16
+    leading bytes (those are compared), and ``last`` is ignored.
     """
     def __init__(self):
-        super().__init__({"data": unsigned(128), "bytes": unsigned(5), "last": unsigned(1)})
+        super().__init__({"data": unsigned(128), "keep": unsigned(16), "last": unsigned(1)})
+
+
+def keep_bits(length: int) -> int:
+    """The ``keep`` field of a block holding the first ``length`` bytes (0 to 16)."""
+    if not isinstance(length, int) or not 0 <= length <= 16:
+        raise ValueError(f"length must be 0 to 16 bytes, not {length!r}")
+    return ((1 << length) - 1) << (16 - length)
 
 
 class GCMTag(data.StructLayout):
@@ -97,10 +108,14 @@ class GCM(wiring.Component):
         The block cipher (it becomes a submodule), with ``block_bits == 128``.
     digit_bits : :class:`int`
         GHASH digit size (bits multiplied per cycle), see :class:`~cores.gcm.ghash.GHASH`. The
-        default 16 (8 or 9 cycles a block) keeps pace with the round-based AES (11 to 15).
+        default 16 (10 cycles a block in block RAM, 8 in logic) keeps pace with the round-based
+        AES (11 to 15).
     multiplier : :class:`str`
-        GHASH multiplier: ``"logic"`` (AND/XOR gates) or ``"bram"`` (tables in block RAM,
-        filled at key load; fewer LUTs on devices with wide block RAMs such as the ECP5).
+        GHASH multiplier: ``"bram"`` (the default: two tables of 256 x 128 bits in block RAM,
+        16 ``DP16KD`` on ECP5 or ``SB_RAM40_4K`` on iCE40, filled in 382 edges at each key
+        load, about 450 LUT4 with 16-bit digits) or ``"logic"`` (AND/XOR gates, about 2,000
+        LUT4 with 16-bit digits, no block RAM and no fill). With ``digit_bits=8`` the block-RAM
+        GHASH has one table (8 block RAMs) and takes 18 edges a block.
     depth : :class:`int` or ``None``
         Counter blocks in flight in the core; by default ``ceil(latency / initiation_interval)``
         of the core (1 for the round-based AES), or 1 if it does not state them.
@@ -117,13 +132,13 @@ class GCM(wiring.Component):
     input : ``In(stream.Signature(GCMBlock()))``
         The message, as items in this order, each part ending with an item that has ``last``:
         the IV, the AAD, the text (plaintext or ciphertext), and for a decryption one more item
-        holding the expected tag (``bytes`` = its length). An empty AAD or text is one item
-        with ``last`` and ``bytes`` = 0. A 12-byte IV (one item with ``last`` and ``bytes`` =
-        12) gives ``J0 = IV || 0^31 || 1``; an IV of any other length goes through GHASH (SP
-        800-38D, 7.1 step 2).
+        holding the expected tag (``keep`` gives its length). An empty AAD or text is one item
+        with ``last`` and ``keep`` = 0. A 12-byte IV (one item with ``last`` and ``keep`` =
+        ``0xFFF0``) gives ``J0 = IV || 0^31 || 1``; an IV of any other length goes through
+        GHASH (SP 800-38D, 7.1 step 2).
     output : ``Out(stream.Signature(GCMBlock()))``
-        One item per text item, in order, with its ``bytes`` and ``last``: the ciphertext
-        (encrypting) or the plaintext (decrypting), zero beyond ``bytes``.
+        One item per text item, in order, with its ``keep`` and ``last``: the ciphertext
+        (encrypting) or the plaintext (decrypting), zero in the bytes ``keep`` leaves out.
     tag : ``Out(stream.Signature(GCMTag()))``
         One transfer per message, after its last ``output`` item: the tag (encryption) or
         whether the expected tag matched (decryption).
@@ -140,19 +155,34 @@ class GCM(wiring.Component):
 
     Cycle behaviour
     ---------------
+    The streams follow the rules of :mod:`amaranth.lib.stream`. A text result is formed as its
+    text block comes in (its keystream was computed ahead), so ``output.valid`` follows
+    ``input.valid`` within the cycle and both transfer on the same edge: there is a
+    combinational path from ``input`` to ``output`` (and from ``output.ready`` to
+    ``input.ready``), none from a stream's ``ready`` to its own ``valid``.
+
     With the round-based AES (latency = interval = Nr + 1) and the default GHASH, a text block
-    leaves every Nr + 1 edges (11 for AES-128): the core encrypts counter block ``i + 1`` while
-    GHASH absorbs ciphertext block ``i``, and the first counter block is encrypted while the AAD
-    is hashed. AAD blocks are absorbed every ``ghash.block_cycles`` edges. After the last text
-    block GHASH absorbs the lengths block while the core encrypts ``J0``; the tag follows about
-    ``2 * ghash.block_cycles`` edges later. A key load takes the core's key expansion, one
-    block (``H``) and, with ``multiplier="bram"``, the table fill (382 edges) before the first
-    block can be absorbed.
+    passes every ``cycles_per_block`` = Nr + 1 edges (11 for AES-128): the core encrypts counter
+    block ``i + 1`` while GHASH absorbs ciphertext block ``i``, and the first counter block is
+    encrypted while the AAD is hashed. AAD blocks are absorbed every ``ghash.block_cycles``
+    edges. After the last text block GHASH absorbs the lengths block while the core encrypts
+    ``J0``: the tag leaves ``2 * ghash.block_cycles + 1`` edges after the last text block (21
+    with the default GHASH; 2 more when decrypting, to check and clear). A key load takes the
+    core's key expansion, one block (``H``) and, with ``multiplier="bram"``, the table fill:
+    the first IV block can be absorbed ``key_load_cycles + latency + 2 +
+    ghash.h_load_cycles - 1`` edges after the key (406 for AES-128 with the default GHASH, 24
+    with ``"logic"``). A reset returns to the idle state with no key loaded.
+
+    Byte and bit order
+    ------------------
+    Keys are as the core takes them; blocks, IVs, tags and data are ``int.from_bytes(bytes,
+    "big")`` (the first byte in the most significant bits). GHASH follows SP 800-38D's bit
+    order on these integers (see :mod:`cores.gcm.field`).
 
     Limits: the AAD and the text each up to ``2**32 - 1`` whole blocks (GCM itself limits the
     text to ``2**32 - 2`` blocks), the IV from 1 byte to ``2**36`` bytes.
     """
-    def __init__(self, core, *, digit_bits: int = 16, multiplier: str = "logic",
+    def __init__(self, core, *, digit_bits: int = 16, multiplier: str = "bram",
                  depth: int | None = None):
         if not isinstance(core, wiring.Component) or \
                 not isinstance(core.signature, BlockCipherSignature):
@@ -228,7 +258,7 @@ class GCM(wiring.Component):
         in_flight = Signal(range(self._depth + 1))   # counter blocks sent, results not taken
         j0_sent = Signal()               # E_K(J0) is on its way
         authentic = Signal()
-        tag_bytes = Signal(5)
+        tag_keep = Signal(16)            # the expected tag's byte enables
 
         # Length of the part being counted (IV, AAD, then text) and of the AAD.
         blocks = Signal(COUNT_BITS, name="blocks", reset_less=True)
@@ -236,36 +266,53 @@ class GCM(wiring.Component):
         aad_blocks = Signal(COUNT_BITS, name="aad_blocks", reset_less=True)
         aad_tail = Signal(4, name="aad_tail", reset_less=True)
 
-        # What each state asks of the datapath (combinational, 0 unless a state says so).
-        use_data = Signal()              # the GHASH block includes the input data, masked
-        use_keystream = Signal()         # ... the keystream, masked (encrypting text)
-        use_whole_keystream = Signal()   # ... the whole core output (E_K(J0), for the tag)
-        use_lengths = Signal()           # ... the lengths block
-        use_one = Signal()               # ... 1 in the last bit (J0 = IV || 0^31 || 1)
-        tag_item = Signal()              # the input item is the expected tag
-        counting = Signal()              # input items count towards the part's length
+        # What the state asks of the datapath, registered: each transition (`goto`) loads the
+        # values of the state it enters, so they come straight from flip-flops.
+        controls = Signal(data.StructLayout({
+            "use_data": 1,               # the GHASH block includes the input data, masked
+            "use_keystream": 1,          # ... the keystream, masked (encrypting text)
+            "use_whole_keystream": 1,    # ... the whole core output (E_K(J0), for the tag)
+            "use_lengths": 1,            # ... the lengths block
+            "tag_item": 1,               # the input item is the expected tag
+            "counting": 1,               # input items count towards the part's length
+        }))
+        state_controls = {
+            "IV": {"use_data": 1, "counting": 1},
+            "IV more": {"use_data": 1, "counting": 1},
+            "IV lengths": {"use_lengths": 1},
+            "AAD": {"use_data": 1, "counting": 1},
+            "Text": {"use_data": 1, "use_keystream": ~decrypting, "counting": 1},
+            "Lengths": {"use_lengths": 1},
+            "Tag": {"use_data": decrypting, "use_whole_keystream": 1, "tag_item": 1},
+        }
+
+        def goto(state):
+            m.next = state
+            values = state_controls.get(state, {})
+            m.d.sync += [getattr(controls, name).eq(values.get(name, 0))
+                         for name in controls.shape().members]
+
+        use_one = Signal()               # the GHASH block has 1 in its last bit (for J0)
         send_j0 = Signal()               # the core's input is J0 rather than the counter
         clear = Signal()                 # set the GHASH state to 0
 
         # The bytes of the item that count: all 16 unless it is a last block (or the tag).
-        byte_valid = Signal(16)          # bit i: byte i, bits 127-8i..120-8i
-        for i in range(16):
-            m.d.comb += byte_valid[i].eq((item.bytes > i) | ~(item.last | tag_item))
-        has_bytes = Signal()
-        m.d.comb += has_bytes.eq(~item.last | (item.bytes != 0))
-
         def byte_mask(bits):
-            """A 128-bit mask from 16 byte bits (byte 0 in the most significant bits)."""
-            return Cat(*[bits[15 - i].replicate(8) for i in range(16)])
+            """A 128-bit mask from 16 byte bits, bit j covering bits 8j+7..8j."""
+            return Cat(*[bits[j].replicate(8) for j in range(16)])
 
-        # `keep`: one mask bit a byte, shared by its 8 bits (else synthesis rebuilds the mask
-        # from the byte count and the state in the logic of every bit).
+        byte_valid = Signal(16)
+        m.d.comb += byte_valid.eq(item.keep | ~(item.last | controls.tag_item).replicate(16))
+        has_bytes = Signal()
+        m.d.comb += has_bytes.eq(~item.last | item.keep.any())
+
+        # `keep`: one mask bit a byte, shared by its 8 bits.
         data_bytes = Signal(16, attrs={"keep": 1})
         keystream_bytes = Signal(16, attrs={"keep": 1})
         m.d.comb += [
-            data_bytes.eq(byte_valid & use_data.replicate(16)),
-            keystream_bytes.eq((byte_valid & use_keystream.replicate(16)) |
-                               use_whole_keystream.replicate(16)),
+            data_bytes.eq(byte_valid & controls.use_data.replicate(16)),
+            keystream_bytes.eq((byte_valid & controls.use_keystream.replicate(16)) |
+                               controls.use_whole_keystream.replicate(16)),
         ]
 
         # The lengths block [len(A)]_64 || [len(C)]_64 in bits (or [0]_64 || [len(IV)]_64).
@@ -273,21 +320,20 @@ class GCM(wiring.Component):
             return Cat(C(0, 3), partial, whole, C(0, 64 - 3 - 4 - COUNT_BITS))
         lengths = Cat(length_bits(blocks, tail), length_bits(aad_blocks, aad_tail))
 
-        # The GHASH block: every source masked, so a state picks what goes in. GHASH adds it to
-        # its state; the state is cleared (not masked) when a hash starts, so that this sum and
-        # the state fit one 4-input LUT a bit after the masking.
-        block = Signal(128)
+        # The GHASH block: every source masked, so the state picks what goes in. GHASH adds it
+        # to its state; the state is cleared (not masked) when a hash starts, so that the sum of
+        # a bit and its masks fits two LUT4s.
         m.d.comb += [
-            block.eq((item.data & byte_mask(data_bytes)) ^
-                     (keystream & byte_mask(keystream_bytes)) ^
-                     (lengths & use_lengths.replicate(128)) ^ use_one),
-            ghash.input.payload.block.eq(block),
+            ghash.input.payload.block.eq((item.data & byte_mask(data_bytes)) ^
+                                         (keystream & byte_mask(keystream_bytes)) ^
+                                         (lengths & controls.use_lengths.replicate(128)) ^
+                                         use_one),
             ghash.input.payload.first.eq(0),
             ghash.restore.payload.eq(0),
             ghash.restore.valid.eq(clear),
             ghash.h.payload.eq(keystream),
             self.output.payload.data.eq((item.data ^ keystream) & byte_mask(byte_valid)),
-            self.output.payload.bytes.eq(item.bytes),
+            self.output.payload.keep.eq(item.keep),
             self.output.payload.last.eq(item.last),
             self.tag.payload.tag.eq(ghash.operand),
             self.tag.payload.authentic.eq(authentic),
@@ -307,6 +353,9 @@ class GCM(wiring.Component):
             m.d.sync += in_flight.eq(in_flight + 1)
         with m.Elif(core_out & ~core_in):
             m.d.sync += in_flight.eq(in_flight - 1)
+        with m.If(core_in & send_j0):
+            m.d.sync += j0_sent.eq(1)
+
         # The counter: cleared (to hash the key), loaded with J0, or stepped (inc32). Written as
         # one enable and one value per half, so that synthesis finds a clock enable and a
         # synchronous reset instead of a multiplexer a bit.
@@ -319,39 +368,35 @@ class GCM(wiring.Component):
             m.d.sync += counter[:32].eq(Mux(clear_counter, 0, Mux(load_counter,
                                                                    ghash.operand[:32],
                                                                    counter[:32] + 1)))
-        with m.If(core_in & send_j0):
-            m.d.sync += j0_sent.eq(1)
 
-        # Length of the part: whole blocks, and the bytes of a partial last block.
-        whole = ~item.last | (item.bytes >= 16)
+        # Length of the part: whole blocks, and the bytes of a partial last block (the number
+        # of leading bytes `keep` enables: 16 - the position of its lowest set bit).
+        whole = ~item.last | item.keep[0]
+        partial = Signal(4)
+        for j in reversed(range(1, 16)):
+            with m.If(item.keep[j]):
+                m.d.comb += partial.eq(16 - j)
         blocks_next = Signal(COUNT_BITS, name="blocks_next")
         tail_next = Signal(4, name="tail_next")
         m.d.comb += [blocks_next.eq(blocks + whole),
-                     tail_next.eq(Mux(item.last & ~whole, item.bytes[:4], tail))]
+                     tail_next.eq(Mux(item.last & ~whole, partial, tail))]
         # As for the counter: one enable and one value (cleared or counted) per register.
         restart, start_aad, save_aad = Signal(), Signal(), Signal()
-        with m.If(restart | (counting & take_item)):
+        with m.If(restart | (controls.counting & take_item)):
             m.d.sync += [blocks.eq(Mux(restart, 0, blocks_next)),
                          tail.eq(Mux(restart, 0, tail_next))]
         with m.If(start_aad | save_aad):
             m.d.sync += [aad_blocks.eq(Mux(start_aad, 0, blocks_next)),
                          aad_tail.eq(Mux(start_aad, 0, tail_next))]
 
-        def restart_count():
-            m.d.comb += restart.eq(1)
-
         def absorb_items():
             """IV and AAD items go to GHASH only (an empty last item is just taken)."""
-            m.d.comb += [use_data.eq(1), counting.eq(1),
-                         ghash.input.valid.eq(self.input.valid & has_bytes),
+            m.d.comb += [ghash.input.valid.eq(self.input.valid & has_bytes),
                          self.input.ready.eq(ghash.input.ready | ~has_bytes)]
 
-        def absorb_alone(**flags):
-            """Absorb a block made of the sources ``flags`` name, as soon as GHASH is free."""
-            m.d.comb += ghash.input.valid.eq(1)
-            for name, value in flags.items():
-                m.d.comb += {"lengths": use_lengths, "final": ghash.input.payload.final}[name] \
-                    .eq(value)
+        def absorb_alone(final=0):
+            """Absorb a block made of what the state's controls select, once GHASH is free."""
+            m.d.comb += [ghash.input.valid.eq(1), ghash.input.payload.final.eq(final)]
 
         def prefetch(more):
             """Keep up to ``depth`` counter blocks in the core while ``more`` may be needed."""
@@ -370,80 +415,76 @@ class GCM(wiring.Component):
                     self.key.ready.eq(cipher.key.ready),
                     self.start.ready.eq(key_loaded & ~self.key.valid & ghash.restore.ready),
                     clear.eq(self.start.valid & self.start.ready),
+                    clear_counter.eq(self.key.valid & self.key.ready),
                 ]
-                m.d.comb += clear_counter.eq(self.key.valid & self.key.ready)
                 with m.If(self.key.valid & self.key.ready):
                     m.d.sync += key_loaded.eq(1)
-                    m.next = "Hash key"
+                    goto("Hash key")
                 with m.If(self.start.valid & self.start.ready):
                     m.d.sync += [decrypting.eq(self.start.payload.decrypt), authentic.eq(0),
                                  j0_sent.eq(0)]
-                    m.d.comb += start_aad.eq(1)
-                    restart_count()
-                    m.next = "IV"
+                    m.d.comb += [restart.eq(1), start_aad.eq(1)]
+                    goto("IV")
 
             with m.State("Hash key"):
                 m.d.comb += cipher.input.valid.eq(1)         # the counter is 0
                 with m.If(core_in):
-                    m.next = "Load H"
+                    goto("Load H")
 
             with m.State("Load H"):
                 m.d.comb += [ghash.h.valid.eq(cipher.output.valid),
                              cipher.output.ready.eq(ghash.h.ready)]
                 with m.If(core_out):
-                    m.next = "Idle"
+                    goto("Idle")
 
             with m.State("IV"):
                 # A 12-byte IV: J0 = IV || 0^31 || 1, formed as a sum (GHASH's state is 0).
                 absorb_items()
-                short = item.last & (item.bytes == 12)
+                short = item.last & (item.keep == keep_bits(12))
                 m.d.comb += [use_one.eq(short), ghash.input.payload.final.eq(short)]
                 with m.If(take_item):
                     with m.If(short):
-                        m.next = "Load J0"
+                        goto("Load J0")
                     with m.Elif(item.last):
-                        m.next = "IV lengths"
+                        goto("IV lengths")
                     with m.Else():
-                        m.next = "IV more"
+                        goto("IV more")
 
             with m.State("IV more"):
                 absorb_items()
                 with m.If(take_item & item.last):
-                    m.next = "IV lengths"
+                    goto("IV lengths")
 
             with m.State("IV lengths"):
-                absorb_alone(lengths=1)
+                absorb_alone()
                 with m.If(absorb):
-                    m.next = "IV hash"
+                    goto("IV hash")
 
             with m.State("IV hash"):
                 absorb_alone(final=1)                        # the sum is the state, J0
                 with m.If(absorb):
-                    m.next = "Load J0"
+                    goto("Load J0")
 
             with m.State("Load J0"):
                 m.d.sync += j0_low.eq(ghash.operand[:32])
-                m.d.comb += [load_counter.eq(1),
+                m.d.comb += [load_counter.eq(1), restart.eq(1),
                              clear.eq(1)]                    # GHASH is idle: a hash starts
-                restart_count()
-                m.next = "Count"
+                goto("Count")
 
             with m.State("Count"):
                 m.d.comb += increment.eq(1)                  # inc32(J0)
-                m.next = "AAD"
+                goto("AAD")
 
             with m.State("AAD"):
                 absorb_items()
                 prefetch(1)
                 with m.If(take_item & item.last):
-                    m.d.comb += save_aad.eq(1)
-                    restart_count()
-                    m.next = "Text"
+                    m.d.comb += [save_aad.eq(1), restart.eq(1)]
+                    goto("Text")
 
             with m.State("Text"):
                 ready_to_go = Signal()
                 m.d.comb += [
-                    use_data.eq(1), use_keystream.eq(~decrypting), counting.eq(1),
                     ready_to_go.eq((cipher.output.valid & ghash.input.ready) | ~has_bytes),
                     self.output.valid.eq(self.input.valid & ready_to_go),
                     self.input.ready.eq(self.output.ready & ready_to_go),
@@ -452,57 +493,52 @@ class GCM(wiring.Component):
                 ]
                 prefetch(~(take_item & item.last))
                 with m.If(take_item & item.last):
-                    m.next = "Lengths"
+                    goto("Lengths")
 
             with m.State("Lengths"):
                 tag_block()
-                absorb_alone(lengths=1)
+                absorb_alone()
                 with m.If(absorb):
-                    m.next = "Tag"
+                    goto("Tag")
 
             with m.State("Tag"):
                 tag_block()
                 final_ready = Signal()
                 m.d.comb += [
                     final_ready.eq(j0_sent & cipher.output.valid & ghash.input.ready),
-                    use_whole_keystream.eq(1),
                     ghash.input.payload.final.eq(1),
                     # Before J0 is sent tag_block() drains; then E_K(J0) leaves with the sum.
                     cipher.output.ready.eq(~j0_sent | absorb),
                 ]
                 with m.If(decrypting):
                     # The expected tag is added too: the sum is zero where it matches.
-                    m.d.comb += [use_data.eq(1), tag_item.eq(1),
-                                 self.input.ready.eq(final_ready),
+                    m.d.comb += [self.input.ready.eq(final_ready),
                                  ghash.input.valid.eq(self.input.valid & final_ready)]
                 with m.Else():
                     m.d.comb += ghash.input.valid.eq(final_ready)
                 with m.If(absorb):
-                    m.d.sync += tag_bytes.eq(item.bytes)
+                    m.d.sync += tag_keep.eq(item.keep)
                     with m.If(decrypting):
-                        m.next = "Check"
+                        goto("Check")
                     with m.Else():
-                        m.next = "Report"
+                        goto("Report")
 
             with m.State("Check"):
-                compared = Signal(16)
-                for i in range(16):
-                    m.d.comb += compared[i].eq(tag_bytes > i)
-                mismatch = (ghash.operand & byte_mask(compared)).any()
-                m.d.sync += authentic.eq(~mismatch & (tag_bytes >= MIN_TAG_BYTES) &
-                                         (tag_bytes <= 16))
+                mismatch = (ghash.operand & byte_mask(tag_keep)).any()
+                # Tags shorter than MIN_TAG_BYTES never pass.
+                m.d.sync += authentic.eq(~mismatch & tag_keep[16 - MIN_TAG_BYTES])
                 m.d.comb += clear.eq(1)
-                m.next = "Clear"
+                goto("Clear")
 
             with m.State("Clear"):
                 # The sum would show the computed tag: replace it by 0 + 0.
                 absorb_alone(final=1)
                 with m.If(absorb):
-                    m.next = "Report"
+                    goto("Report")
 
             with m.State("Report"):
                 m.d.comb += self.tag.valid.eq(1)
                 with m.If(self.tag.ready):
-                    m.next = "Idle"
+                    goto("Idle")
 
         return m

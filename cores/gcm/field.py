@@ -12,15 +12,17 @@ integer's bit 0) comes back as ``x**7 + x**2 + x + 1``, the constant :data:`R` (
 15 zero bytes) of SP 800-38D.
 
 Everything the hardware needs is derived here, once: :func:`multiply` is Algorithm 1 of
-SP 800-38D, the reference the tests hold the gateware to; :func:`times_x_power` is "multiply by
-``x**k``" in word form, written once for Python integers and Amaranth values, from which the GHASH
-multipliers (:mod:`cores.gcm.ghash`) are built.
+SP 800-38D, the reference the tests hold the gateware to; :func:`reduce_wide` and
+:func:`times_x_power` reduce a wide product and multiply by ``x**k`` in word form, written once
+for Python integers and Amaranth values, from which the GHASH multipliers (:mod:`cores.gcm.ghash`)
+are built.
 """
 
 from __future__ import annotations
 
 
-__all__ = ["R", "BLOCK_BITS", "MASK", "degree_bit", "multiply", "times_x", "times_x_power"]
+__all__ = ["R", "BLOCK_BITS", "MASK", "degree_bit", "multiply", "times_x", "reduce_wide",
+           "times_x_power"]
 
 
 #: Bits of a block and of a field element.
@@ -53,22 +55,29 @@ def times_x(v: int) -> int:
     return (v >> 1) ^ (R if v & 1 else 0)
 
 
-def times_x_power(v, k: int):
-    """``v * x**k``, on a Python integer or an Amaranth value alike (the result of a value is
-    128 bits wide).
+def reduce_wide(w, k: int):
+    """Reduce a product that reaches degree ``127 + k``, on a Python integer or an Amaranth value
+    alike (the result of a value is 128 bits wide).
 
-    Word form of ``k`` steps of :func:`times_x`: ``v`` shifts right by ``k`` and its ``k`` low
-    bits ``L`` (degrees ``128 - k`` to 127) come back multiplied by ``x**128 = x**7 + x**2 + x +
-    1``, which is ``L * 0xE1`` carry-less (``L ^ L << 5 ^ L << 6 ^ L << 7``) shifted left by
-    ``121 - k``. Beyond ``k = 121`` that product would reach degree 128 again, so larger powers go
-    in two halves.
+    ``w`` holds the coefficients in a frame ``128 + k`` bits wide, continuing the integer bit
+    order: bit ``127 + k - p`` is the coefficient of ``x**p``, so its ``k`` low bits are the
+    degrees 128 and up. Each fold takes ``c`` of those low bits ``L`` off the frame (``w >> c``)
+    and adds them back times ``x**128 = x**7 + x**2 + x + 1``: ``L * 0xE1`` carry-less (``L ^
+    L << 5 ^ L << 6 ^ L << 7``) shifted left by ``121 - c``. Up to ``c = 121`` that lands below
+    degree 128; wider products fold 64 bits at a time.
     """
     if not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be a non-negative integer, not {k!r}")
-    if k == 0:
-        return v
-    if k > 121:
-        return times_x_power(times_x_power(v, k // 2), k - k // 2)
-    low = v & ((1 << k) - 1)
-    result = (v >> k) ^ ((low ^ (low << 5) ^ (low << 6) ^ (low << 7)) << (121 - k))
-    return result & MASK if isinstance(result, int) else result[:BLOCK_BITS]
+    while k:
+        c = k if k <= 121 else 64
+        low = w & ((1 << c) - 1)
+        w = (w >> c) ^ ((low ^ (low << 5) ^ (low << 6) ^ (low << 7)) << (121 - c))
+        k -= c
+        w = w & ((1 << (BLOCK_BITS + k)) - 1) if isinstance(w, int) else w[:BLOCK_BITS + k]
+    return w
+
+
+def times_x_power(v, k: int):
+    """``v * x**k``, on a Python integer or an Amaranth value alike: ``v`` read in a frame ``k``
+    bits wider is ``v * x**k`` before reduction (see :func:`reduce_wide`)."""
+    return reduce_wide(v, k)

@@ -4,11 +4,11 @@
 ``digit_bits`` bits of the operand ``Y ^ X`` per clock cycle, highest degree first (Horner's rule:
 ``Z <- Z * x**d + D * H`` for each d-bit digit ``D``), so ``128 / digit_bits`` steps make one
 product: pick ``digit_bits`` so that GHASH keeps pace with the block cipher beside it (16 bits
-beside the round-based AES, whose 11 to 15 cycles a block leave room for 8 or 9 steps).
+beside the round-based AES, whose 11 to 15 cycles a block leave room for its 8 steps).
 
 Two ways to form ``D * H`` are built (``multiplier``):
 
-* ``"logic"``: AND/XOR gates, ``128 * digit_bits`` AND terms (about 1,900 LUT4 for 16-bit digits).
+* ``"logic"``: AND/XOR gates, ``128 * digit_bits`` AND terms.
 * ``"bram"``: tables in block RAM, one per 8 bits of the digit: table ``j`` holds
   ``n * x**(8j) * H`` for the 256 polynomials ``n`` of degree below 8, so a step is an XOR of
   ``digit_bits / 8`` table words and the shifted accumulator. The tables depend on ``H``: loading
@@ -26,7 +26,7 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .field import BLOCK_BITS, times_x_power
+from .field import BLOCK_BITS, reduce_wide, times_x_power
 
 
 __all__ = ["DIGIT_BITS", "MULTIPLIERS", "GHASHRequest", "GHASH", "check_digit_bits",
@@ -108,8 +108,9 @@ class GHASH(wiring.Component):
         8, 16, 32, 64 or 128 (``"bram"``). A multiplication takes ``steps = 128 / digit_bits``
         cycles.
     multiplier : :class:`str`
-        ``"logic"`` (AND/XOR gates) or ``"bram"`` (``digit_bits / 8`` tables of 256 x 128 bits in
-        synchronous block RAM, filled when ``H`` is loaded).
+        ``"logic"`` (AND/XOR gates) or ``"bram"`` (``digit_bits / 8`` tables of 256 x 128 bits,
+        each eight 256 x 16 block RAMs with one port shared by reads and writes, filled when
+        ``H`` is loaded).
 
     Members
     -------
@@ -139,8 +140,9 @@ class GHASH(wiring.Component):
     * ``"logic"``: the first step happens on the edge where the block transfers, so ``busy`` is
       high for ``steps - 1`` cycles after it and a block can be absorbed every ``steps`` edges
       (8 for 16-bit digits); ``state`` holds the product from the edge after the last step.
-    * ``"bram"``: the transfer edge addresses the tables and the steps follow on the next
-      ``steps`` edges, so a block every ``steps + 1`` edges (9 for 16-bit digits).
+    * ``"bram"``: the transfer edge loads the operand, the next ``steps`` edges look its digits
+      up and each step follows its look-up by one edge, so a block every ``steps + 2`` edges (10
+      for 16-bit digits).
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge.
       With ``"bram"``, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
 
@@ -174,7 +176,7 @@ class GHASH(wiring.Component):
     @property
     def block_cycles(self) -> int:
         """Edges between blocks absorbed back to back."""
-        return self.steps + (self._multiplier == "bram")
+        return self.steps + (2 if self._multiplier == "bram" else 0)
 
     @property
     def h_load_cycles(self) -> int:
@@ -244,42 +246,42 @@ class GHASH(wiring.Component):
                 with m.If(index == steps - 1):
                     m.d.sync += running.eq(0)
         else:
-            filling = Signal()
-            m.d.comb += busy.eq(running | filling)
-            looked_up = self._tables(m, take=take, new_operand=new_operand, operand=operand,
-                                     index=index, h=h, filling=filling,
-                                     start_fill=self.h.valid & self.h.ready,
-                                     digit_of=digit_of, digit_at=digit_at)
-            shifted = times_x_power(accumulator, d)
-            product = shifted ^ _xor_all(looked_up)
+            # The edge after the transfer looks up digit 0 (`index` is the digit whose table
+            # address is presented), and each step applies, one edge later, the words looked up:
+            # no path runs from the incoming block to a table address.
+            filling, stepping = Signal(), Signal()
+            m.d.comb += busy.eq(running | stepping | filling)
+            looked_up = self._tables(m, next_digit=digit_at("fetched", 0), h=h,
+                                     filling=filling, start_fill=self.h.valid & self.h.ready)
+            product = times_x_power(accumulator, d) ^ _xor_all(looked_up)
+            m.d.sync += stepping.eq(running)
             with m.If(multiply):
                 m.d.sync += [accumulator.eq(0), index.eq(0), running.eq(1)]
             with m.Elif(running):
-                m.d.sync += [accumulator.eq(product), index.eq(index + 1)]
+                m.d.sync += index.eq(index + 1)
                 with m.If(index == steps - 1):
                     m.d.sync += running.eq(0)
+            with m.If(stepping):
+                m.d.sync += accumulator.eq(product)
         return m
 
     def _logic_step(self, m, accumulator, digit, h):
-        """``accumulator * x**d + digit * H``: the digit's bit of degree ``i`` selects
-        ``H * x**i`` (a chain of signals that only changes with ``H``)."""
+        """``accumulator * x**d + digit * H``: the product before reduction, in a frame ``d``
+        bits wider (the accumulator as it is, and ``H * x**i`` for each digit bit of degree
+        ``i`` that is set), then one reduction (:func:`~cores.gcm.field.reduce_wide`). Reducing
+        once, rather than each ``H * x**i``, is what keeps this to about two AND terms a LUT."""
         d = self._digit_bits
-        terms = [times_x_power(accumulator, d)]
-        multiple = h
+        terms = [accumulator]
         for i, bit in enumerate(_digit_degrees(digit, d)):
-            if i:
-                shifted = Signal(BLOCK_BITS, name=f"h_times_x{i}")
-                m.d.comb += shifted.eq(times_x_power(multiple, 1))
-                multiple = shifted
-            terms.append(Mux(bit, multiple, 0))
-        result = Signal(BLOCK_BITS)
-        m.d.comb += result.eq(_xor_all(terms))
-        return result
+            terms.append(Mux(bit, h << (d - i), 0))
+        unreduced = Signal(BLOCK_BITS + d)
+        product = Signal(BLOCK_BITS)
+        m.d.comb += [unreduced.eq(_xor_all(terms)), product.eq(reduce_wide(unreduced, d))]
+        return product
 
-    def _tables(self, m, *, take, new_operand, operand, index, h, filling, start_fill,
-                digit_of, digit_at):
+    def _tables(self, m, *, next_digit, h, filling, start_fill):
         """The look-up tables, their addresses, and the fill that follows a new ``H``. Returns
-        the table words read for the digit applied on this edge.
+        the table words read on the previous edge, for ``next_digit`` then.
 
         Each table has one port, shared by reads and writes, and is built from 16-bit-wide
         memories: so synthesis maps it to block RAMs in single-port read-before-write mode
@@ -314,14 +316,6 @@ class GHASH(wiring.Component):
                 with m.If(pair == 127):
                     m.d.sync += filling.eq(0)
 
-        # Run: the digit applied on the next edge is looked up on this one (synchronous read):
-        # on the transfer edge the first digit of the new operand, then the next digit.
-        next_digit = Signal(d)
-        if self.steps == 1:
-            m.d.comb += next_digit.eq(digit_of(new_operand, 0))
-        else:
-            m.d.comb += next_digit.eq(Mux(take, digit_of(new_operand, 0),
-                                          digit_at("following", 1)))
         degrees = _digit_degrees(next_digit, d)
 
         looked_up, written = [], Signal(BLOCK_BITS)

@@ -18,7 +18,7 @@ from amaranth.lib import data
 from amaranth.sim import Simulator
 
 from ..sim import LoadKey, StreamLog, stream_get, stream_monitor, stream_put
-from .core import GCMBlock, GCMStart, GCMTag
+from .core import GCMBlock, GCMStart, GCMTag, keep_bits
 
 
 __all__ = ["GCMMessage", "MessageOutcome", "GCMRun", "Put", "message_items", "plan",
@@ -58,21 +58,21 @@ def _part_items(part: bytes) -> list:
     for offset in range(0, len(part), 16):
         chunk = part[offset:offset + 16]
         last = offset + 16 >= len(part)
-        items.append((int.from_bytes(chunk.ljust(16, b"\0"), "big"), len(chunk) if last else 16,
-                      int(last)))
+        items.append((int.from_bytes(chunk.ljust(16, b"\0"), "big"),
+                      keep_bits(len(chunk)) if last else keep_bits(16), int(last)))
     return items
 
 
 def message_items(message: GCMMessage) -> tuple:
     """``(start payload, input items, text item count)`` of ``message``, items as
-    ``(data, bytes, last)`` tuples in the order the core takes them: IV, AAD, text, and the
+    ``(data, keep, last)`` tuples in the order the core takes them: IV, AAD, text, and the
     expected tag of a decryption."""
     items = _part_items(message.iv) + _part_items(message.aad)
     text_items = _part_items(message.text)
     items += text_items
     if message.decrypt:
-        items.append((int.from_bytes(message.tag.ljust(16, b"\0")[:16], "big"), len(message.tag),
-                      1))
+        items.append((int.from_bytes(message.tag.ljust(16, b"\0")[:16], "big"),
+                      keep_bits(min(len(message.tag), 16)), 1))
     return {"decrypt": int(message.decrypt)}, items, len(text_items)
 
 
@@ -129,8 +129,8 @@ def plan(operations: Sequence, rng: _random.Random, max_gap: int, max_stall: int
         elif isinstance(op, GCMMessage):
             start, items, text_items = message_items(op)
             puts.append(Put("start", start, gap()))
-            puts += [Put("input", {"data": d, "bytes": b, "last": last}, gap())
-                     for d, b, last in items]
+            puts += [Put("input", {"data": d, "keep": keep, "last": last}, gap())
+                     for d, keep, last in items]
             outputs += text_items
             tags += 1
         else:
@@ -154,8 +154,8 @@ def _outcomes(operations, logs) -> list:
         for _ in range(text_items):
             transfer = next(outputs)
             fields = unpack(GCMBlock(), transfer.payload)
-            text += fields["data"].to_bytes(16, "big")[:fields["bytes"] if fields["last"]
-                                                        else 16]
+            length = bin(fields["keep"]).count("1") if fields["last"] else 16
+            text += fields["data"].to_bytes(16, "big")[:length]
             edges.append(transfer.edge)
         tag = next(tags)
         fields = unpack(GCMTag(), tag.payload)

@@ -23,13 +23,20 @@ from cores.catalog import CoreConfig, parse_config
 from . import external
 
 
-__all__ = ["WRAPPERS", "PeripheralConfig", "parse_target"]
+__all__ = ["WRAPPERS", "PeripheralConfig", "GCM_PRESETS", "GCMConfig", "parse_target"]
 
 
 #: Bus wrappers a target can name before the core, with what each is.
 WRAPPERS = {"wishbone": "the Wishbone B4 peripheral with all five modes (ECB/CBC/CFB/OFB/CTR)"}
 
 _MODE_NAMES = ("ECB", "CBC", "CFB", "OFB", "CTR")
+
+
+def _wrapped_label(wrapper: str, core: str, detail: str) -> str:
+    """``{wrapper} {core} ({detail})``, the core's own parenthesis (its options) merged in."""
+    if core.endswith(")"):
+        return f"{wrapper} {core[:-1]}; {detail})"
+    return f"{wrapper} {core} ({detail})"
 
 
 @dataclass(frozen=True)
@@ -76,11 +83,7 @@ class PeripheralConfig:
     def label(self) -> str:
         """``Wishbone AES-128 (ECB/CBC/CFB/OFB/CTR)``; the core's options, if any, come first
         in the parentheses."""
-        modes = "/".join(self.modes)
-        core = self.core.label
-        if core.endswith(")"):
-            return f"Wishbone {core[:-1]}; {modes})"
-        return f"Wishbone {core} ({modes})"
+        return _wrapped_label("Wishbone", self.core.label, "/".join(self.modes))
 
     @property
     def slug(self) -> str:
@@ -113,17 +116,149 @@ class PeripheralConfig:
         return {"wrapper": self.bus, "modes": list(self.modes), **self.core.to_dict()}
 
 
+# --- AES-GCM around a core (cores.gcm) ---------------------------------------------------------
+
+#: GCM configurations a target can name before its core (``gcm:aes-128``): the GHASH of each.
+GCM_PRESETS = {
+    "gcm": {"multiplier": "bram", "digit_bits": 16},
+    "gcm-d8": {"multiplier": "bram", "digit_bits": 8},
+    "gcm-logic": {"multiplier": "logic", "digit_bits": 16},
+}
+
+
+@dataclass(frozen=True)
+class GCMConfig(external.ExternalConfig):
+    """:class:`cores.gcm.GCM` around one core configuration, with the GHASH of a preset of
+    :data:`GCM_PRESETS`.
+
+    GCM is not a block cipher, so the flow cannot measure its cycles as it does a core's: like
+    an :class:`~scripts.flow.external.ExternalConfig` (which is why it derives from one) it
+    gives them itself, from :meth:`cycles`, which simulates whole GCM messages
+    (:func:`cores.gcm.sim.simulate_gcm`) and checks them against the Python model.
+    """
+    description: None = None
+    core: CoreConfig | None = None
+    preset: str = "gcm"
+
+    def __post_init__(self):
+        if self.preset not in GCM_PRESETS:
+            raise ValueError(f"unknown GCM preset {self.preset!r}; choose from "
+                             f"{', '.join(GCM_PRESETS)}")
+        if self.core.block_bits != 128:
+            raise ValueError(f"GCM takes a cipher with 128-bit blocks; {self.core.label} has "
+                             f"{self.core.block_bits}")
+
+    @property
+    def options(self) -> dict:
+        return dict(GCM_PRESETS[self.preset])
+
+    @property
+    def label(self) -> str:
+        """``GCM AES-128 (GHASH bram, 16-bit digits)``; the core's options, if any, first."""
+        return _wrapped_label("GCM", self.core.label, f"GHASH {self.options['multiplier']}, "
+                                                      f"{self.options['digit_bits']}-bit digits")
+
+    @property
+    def slug(self) -> str:
+        return f"{self.preset.replace('-', '_')}_{self.core.slug}"
+
+    @property
+    def text(self) -> str:
+        return f"{self.preset}:{self.core.text}"
+
+    @property
+    def block_bits(self) -> int:
+        return 128
+
+    @property
+    def key_bits(self) -> int:
+        return self.core.key_bits
+
+    @property
+    def decrypts(self) -> bool:
+        return True
+
+    def check(self):
+        """Nothing to read ahead of the build (an external core reads its Verilog here)."""
+
+    def build(self):
+        """A new GCM, with a new core inside."""
+        from cores.gcm import GCM
+        return GCM(self.core.build(), **self.options)
+
+    def encrypt(self, key: int, block: int) -> int:
+        return self.core.encrypt(key, block)
+
+    def decrypt(self, key: int, block: int) -> int:
+        return self.core.decrypt(key, block)
+
+    def vectors(self) -> list:
+        return self.core.vectors()
+
+    def papers(self) -> list:
+        return []
+
+    def cycles(self, *, blocks: int = 8, seed: int = 1):
+        """:class:`~scripts.flow.measure.CycleFigures` by simulation: a key, then a message of
+        two AAD blocks and ``blocks`` text blocks encrypted, and its ciphertext decrypted, at
+        full speed. ``cycles_per_block`` is the median interval between text results,
+        ``latency`` the edges from the last text block in to the tag out (a text block's own
+        result leaves on the edge it comes in, its keystream computed ahead), ``key_to_input``
+        the edges from the key to the first IV block absorbed (the key expansion, ``H`` and, in
+        block RAM, the table fill); ``verified`` whether both match the model of
+        :mod:`cores.gcm.reference`."""
+        import random
+        import statistics
+        from cores.gcm import reference
+        from cores.gcm.sim import GCMMessage, simulate_gcm
+        from cores.sim import LoadKey
+        from .measure import CycleFigures
+
+        rng = random.Random(seed)
+        key = rng.getrandbits(self.key_bits)
+        iv, aad, text = rng.randbytes(12), rng.randbytes(32), rng.randbytes(16 * blocks)
+        model = reference.encrypt(lambda x: self.core.encrypt(key, x), iv, aad, text)
+        run = simulate_gcm(self.build(), [
+            LoadKey(key), GCMMessage(iv, aad, text),
+            GCMMessage(iv, aad, model.text, decrypt=True, tag=model.tag)])
+        encrypted, decrypted = run.messages
+        verified = (encrypted.text == model.text and
+                    encrypted.tag == int.from_bytes(model.tag, "big") and
+                    decrypted.text == text and decrypted.authentic)
+        inputs = run.logs["input"].edges
+        # Input items: the IV, 2 AAD blocks and the text of each message (and the tag).
+        last_text = [2 + blocks, 2 + blocks + 3 + blocks]
+
+        def steady(message):
+            edges = message.output_edges
+            return float(statistics.median(b - a for a, b in zip(edges, edges[1:])))
+        return CycleFigures(
+            cycles_per_block=steady(encrypted), cycles_per_block_decrypt=steady(decrypted),
+            latency=encrypted.tag_edge - inputs[last_text[0]],
+            latency_decrypt=decrypted.tag_edge - inputs[last_text[1]],
+            key_to_input=inputs[0] - run.logs["key"].edges[0], verified=verified,
+            blocks=blocks, through="gcm")
+
+    def to_dict(self) -> dict:
+        return {"wrapper": self.preset, **self.options, **self.core.to_dict()}
+
+
 def parse_target(text: str) -> CoreConfig | PeripheralConfig:
     """Parse ``[WRAPPER:]NAME[-KEYBITS][:OPTION=VALUE,...]``: a bare core (``aes-128``) or a
     core in a bus wrapper of :data:`WRAPPERS` (``wishbone:aes-128``).
 
     ``verilog:FILE.toml`` names another project's Verilog core by its description
-    (:class:`scripts.flow.external.ExternalConfig`).
+    (:class:`scripts.flow.external.ExternalConfig`); ``gcm:aes-128`` (or another preset of
+    :data:`GCM_PRESETS`) AES-GCM around a core (:class:`GCMConfig`).
 
     Raises :exc:`KeyError` for an unknown core and :exc:`ValueError` for anything else, each
     with a one-line message."""
     head, sep, rest = text.strip().partition(":")
     wrapper = head.strip().lower()
+    if sep and wrapper in GCM_PRESETS:
+        if not rest.strip():
+            raise ValueError(f"{wrapper}: needs a core after it, e.g. {wrapper}:aes-128")
+        return GCMConfig(core=parse_config(rest), preset=wrapper)
     if sep and wrapper == external.PREFIX:
         if not rest.strip():
             raise ValueError(f"{external.PREFIX}: needs a description file, e.g. "
