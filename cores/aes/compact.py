@@ -141,10 +141,6 @@ class CompactAES(BlockCipher):
         super().__init__(128, key_bits)
 
     @property
-    def key_bits(self) -> int:
-        return self._key_bits
-
-    @property
     def rounds(self) -> int:
         """Nr, the number of rounds."""
         return ROUNDS[self._key_bits]

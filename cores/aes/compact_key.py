@@ -11,7 +11,7 @@ position ``p`` to ``p - 1``.
 On each rotation every slot takes the next one's word (``s1`` from ``s2`` and so on, ``sL`` from
 ``s1``), except where a new word enters: at ``sL`` in a forward step (the word leaving ``s1`` is
 dropped), at ``s4`` in a backward step (the word leaving ``s5``, or ``s1`` when ``L`` = 4, is
-dropped). A short chain ``p1, p2, p3`` keeps the words dropped by a backward step for the two or
+dropped). A short chain ``p1, p2, p3`` keeps the words dropped by a backward step for the one to
 three cycles they are still needed. Only the entry slots have logic in front of them besides the
 key load: the ring is a shift register.
 
@@ -256,12 +256,12 @@ class KeyRing(wiring.Component):
                     table[number, backward] = steps[index - 1]
         return table
 
-    def _select(self, m, name, shape, table, default=None):
+    def _select(self, m, name, shape, table):
         """A signal equal to ``table[(round, backward)]`` (a function of the two), with the most
         common value as the default so that synthesis sees how little it depends on."""
         signal = Signal(shape, name=name)
         values = list(table.values())
-        common = max(set(values), key=values.count) if default is None else default
+        common = max(set(values), key=values.count)
         m.d.comb += signal.eq(common)
         if all(value == common for value in values):
             return signal
