@@ -3,7 +3,8 @@
 from .compact import CompactAES
 from .core import AES
 from .pipelined import PipelinedAES
+from .ttable import TTableAES
 from .catalog import CATALOG
 
 
-__all__ = ["AES", "PipelinedAES", "CompactAES", "CATALOG"]
+__all__ = ["AES", "PipelinedAES", "TTableAES", "CompactAES", "CATALOG"]

@@ -7,6 +7,7 @@ from .core import AES
 from .pipelined import PipelinedAES
 from .substitution import SBOX_IMPLEMENTATIONS
 from .transforms import ROUNDS
+from .ttable import TTableAES
 from .vectors import FIPS197_VECTORS
 
 
@@ -45,6 +46,17 @@ CATALOG = (
         vectors=FIPS197_VECTORS,
         # Not in the default sweep: 82 to 114 block RAMs, only the ECP5-85F has them.
         report_defaults=()),
+    CipherEntry(
+        name="aes-ttable", title="AES-ttable", component=TTableAES,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
+        description="round-based, T-table look-ups in block RAM, three blocks interleaved, "
+                    "round keys expanded into block RAM; encrypts and decrypts",
+        options=(CoreOption("tables", str, "auto", ("auto", "sbox"),
+                            "T-tables (auto: on every device but iCE40, whose block RAM is too "
+                            "small for them) or S-box tables with MixColumns in logic (sbox)"),),
+        vectors=FIPS197_VECTORS,
+        report_defaults=("aes-ttable-128",)),
     CipherEntry(
         name="aes-compact", title="AES-compact", component=CompactAES,
         encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,

@@ -1,0 +1,226 @@
+"""Block RAMs read through two registers, for the round-based T-table core
+(:class:`~cores.aes.ttable.TTableAES`): look-up tables, and the round-key memory.
+
+A read takes two register stages: the RAM's address register, then a register on its output. On
+ECP5 both are inside the ``DP16KD`` (the output register is ``REGMODE="OUTREG"``), so the RAM's
+slow clock-to-output leaves the fabric's paths; Yosys' block RAM inference does not use that
+register, so on ECP5 the RAMs are instantiated directly, in true dual-port 1024x18 mode. Elsewhere
+(iCE40, simulation, exported Verilog) each is a :class:`~amaranth.lib.memory.Memory` with a
+synchronous read port followed by a register: the same cycle behaviour, which Yosys maps to
+``SB_RAM40_4K`` (iCE40) or ``DP16KD`` without its output register.
+
+Both stages of a read port share one enable (``en``), so a core can stop its whole pipeline, RAM
+registers included, and start it again without losing a read.
+"""
+
+from amaranth.hdl import C, Cat, ClockSignal, Const, Instance, Module, Mux, Signal, unsigned
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+
+__all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "uses_dp16kd",
+           "RegisteredRom", "KeyMemory"]
+
+
+#: Words and bits of a ``DP16KD`` port in its 1024x18 mode.
+DP16KD_WORDS = 1024
+DP16KD_WIDTH = 18
+
+
+def dp16kd_initial_values(words) -> dict:
+    """The ``INITVAL_00`` .. ``INITVAL_3F`` parameters of a ``DP16KD`` in 1024x18 mode holding
+    ``words`` (at most 1024 words of at most 18 bits) from address 0: parameter ``INITVAL_xx``
+    holds words ``16 * xx`` to ``16 * xx + 15``, word ``k`` in its bits ``20 * k`` to
+    ``20 * k + 17`` (the layout Yosys' own ECP5 block RAM mapping writes)."""
+    words = list(words)
+    if len(words) > DP16KD_WORDS or any(not 0 <= word < 1 << DP16KD_WIDTH for word in words):
+        raise ValueError("a DP16KD holds at most 1024 words of 18 bits")
+    words += [0] * (DP16KD_WORDS - len(words))
+    values = {}
+    for row in range(DP16KD_WORDS // 16):
+        value = 0
+        for k in range(16):
+            value |= words[16 * row + k] << (20 * k)
+        values[f"INITVAL_{row:02X}"] = value
+    return values
+
+
+def uses_dp16kd(platform) -> bool:
+    """Whether RAMs are instantiated as ``DP16KD`` for ``platform`` (an ECP5 one)."""
+    return str(getattr(platform, "family", "")).lower() == "ecp5"
+
+
+def _dp16kd(init, ports) -> Instance:
+    """A ``DP16KD`` in true dual-port 1024x18 mode with both output registers.
+
+    ``ports`` maps ``"A"`` and ``"B"`` to dictionaries of ``addr`` (10 bits), ``ce`` (address
+    register enable), ``oce`` (output register enable), ``we`` (write enable), ``di`` and ``do``
+    (18 bits); a missing port is tied off."""
+    kwargs = {f"p_{name}": Const(value, 320)
+              for name, value in dp16kd_initial_values(init).items()}
+    kwargs.update(p_GSR="AUTO", p_RESETMODE="SYNC", p_ASYNC_RESET_RELEASE="SYNC")
+    for name in ("A", "B"):
+        port = ports.get(name, {})
+        # In 18-bit mode the word address is ADx13..ADx4; ADx1..0 are the write byte enables.
+        addr = port.get("addr", C(0, 10))
+        address = Cat(C(0b11, 2), C(0, 2), addr, C(0, 10 - len(addr)))
+        kwargs.update({
+            f"p_DATA_WIDTH_{name}": DP16KD_WIDTH, f"p_REGMODE_{name}": "OUTREG",
+            f"p_CSDECODE_{name}": "0b000", f"p_WRITEMODE_{name}": "NORMAL",
+            f"i_CLK{name}": ClockSignal("sync"),
+            f"i_CE{name}": port.get("ce", C(0)), f"i_OCE{name}": port.get("oce", C(0)),
+            f"i_WE{name}": port.get("we", C(0)), f"i_RST{name}": C(0),
+            **{f"i_CS{name}{bit}": C(0) for bit in range(3)},
+            **{f"i_AD{name}{bit}": address[bit] for bit in range(14)},
+        })
+        di = port.get("di", C(0, DP16KD_WIDTH))
+        di = Cat(di, C(0, DP16KD_WIDTH - len(di)))
+        kwargs.update({f"i_DI{name}{bit}": di[bit] for bit in range(DP16KD_WIDTH)})
+        if "do" in port:
+            kwargs.update({f"o_DO{name}{bit}": port["do"][bit] for bit in range(DP16KD_WIDTH)})
+    return Instance("DP16KD", **kwargs)
+
+
+class RegisteredRom(wiring.Component):
+    """A read-only table with ``ports`` read ports, each read through two registers.
+
+    Parameters
+    ----------
+    table : sequence of :class:`int`
+        The words, at most 1024 (a power of two) for the ``DP16KD`` form.
+    width : :class:`int`
+        Bits of a word.
+    ports : :class:`int`
+        Read ports.
+
+    Members
+    -------
+    addr : ``In(unsigned(abits)).array(ports)``
+        Each port's address, taken on an edge where ``en`` is high.
+    en : ``In(1)``
+        Enables both registers of every port.
+    data : ``Out(width).array(ports)``
+        The word at the address a port took two enabled edges earlier.
+
+    On ECP5 the table is ``ceil(width / 18)`` ``DP16KD`` per two ports (each RAM serves a slice
+    of 18 bits to two ports); elsewhere one :class:`~amaranth.lib.memory.Memory` with ``ports``
+    synchronous read ports (which synthesis duplicates per port) and a register after each.
+    """
+    def __init__(self, table, *, width: int, ports: int):
+        table = tuple(table)
+        depth = len(table)
+        if depth < 2 or depth & (depth - 1):
+            raise ValueError(f"table must hold a power of two of words, not {depth}")
+        if any(not 0 <= word < 1 << width for word in table):
+            raise ValueError(f"every word of table must fit in {width} bits")
+        self._table = table
+        self._width = width
+        self._ports = ports
+        super().__init__({
+            "addr": In(unsigned(depth.bit_length() - 1)).array(ports),
+            "en": In(1),
+            "data": Out(width).array(ports),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        if uses_dp16kd(platform) and len(self._table) <= DP16KD_WORDS:
+            slices = range(0, self._width, DP16KD_WIDTH)
+            for pair in range(0, self._ports, 2):
+                for low in slices:
+                    high = min(low + DP16KD_WIDTH, self._width)
+                    init = [(word >> low) & ((1 << (high - low)) - 1) for word in self._table]
+                    ports = {}
+                    for name, index in zip("AB", range(pair, min(pair + 2, self._ports))):
+                        data_out = Signal(DP16KD_WIDTH, name=f"do{index}_{low}")
+                        ports[name] = {"addr": self.addr[index], "ce": self.en,
+                                       "oce": self.en, "do": data_out}
+                        m.d.comb += self.data[index][low:high].eq(data_out[:high - low])
+                    m.submodules[f"ram{pair}_{low}"] = _dp16kd(init, ports)
+            return m
+
+        m.submodules.rom = rom = memory.Memory(shape=unsigned(self._width),
+                                               depth=len(self._table), init=self._table,
+                                               attrs={"ram_style": "block"})
+        for index in range(self._ports):
+            read = rom.read_port(domain="sync", transparent_for=())
+            m.d.comb += [read.addr.eq(self.addr[index]), read.en.eq(self.en)]
+            with m.If(self.en):
+                m.d.sync += self.data[index].eq(read.data)
+        return m
+
+
+class KeyMemory(wiring.Component):
+    """The round-key memory: 64 entries of 128 bits, one read port through two registers and
+    two write ports, one writing a 32-bit column, the other a whole entry.
+
+    An entry holds columns 0 to 3 of a round key, column 0 in the most significant bits (as a
+    128-bit block does).
+
+    Members
+    -------
+    read_addr : ``In(6)``
+        Taken on an edge where ``read_en`` is high.
+    read_en : ``In(1)``
+        Enables both registers of the read port.
+    read_data : ``Out(128)``
+        The entry at the address taken two enabled edges earlier.
+    columns : ``In(1)``
+        High while column writes may happen; reads are not taken meanwhile (on ECP5 the read and
+        the column writes share a port, whose address this chooses).
+    column_addr : ``In(6)``, column_data : ``In(32)``, column_we : ``In(4)``
+        Writes ``column_data`` into column ``c`` of entry ``column_addr`` on an edge where bit
+        ``c`` of ``column_we`` is high (only while ``columns`` is high).
+    entry_addr : ``In(6)``, entry_data : ``In(128)``, entry_we : ``In(1)``
+        Writes a whole entry. Never on the same edge as a column write.
+
+    On ECP5: 8 ``DP16KD`` (a column's high and low halves), port A reading and writing columns,
+    port B writing entries, so that neither write needs a multiplexer. Elsewhere: one
+    :class:`~amaranth.lib.memory.Memory` (Yosys maps it to 8 ``SB_RAM40_4K`` on iCE40) with one
+    write port, whose data and address are multiplexed between the two writes.
+    """
+    read_addr: In(6)
+    read_en: In(1)
+    read_data: Out(128)
+    columns: In(1)
+    column_addr: In(6)
+    column_data: In(32)
+    column_we: In(4)
+    entry_addr: In(6)
+    entry_data: In(128)
+    entry_we: In(1)
+
+    def elaborate(self, platform):
+        m = Module()
+        if uses_dp16kd(platform):
+            addr_a = Signal(6)
+            m.d.comb += addr_a.eq(Mux(self.columns, self.column_addr, self.read_addr))
+            for column in range(4):
+                top = 32 * (4 - column)
+                for half in (0, 16):
+                    bits = slice(top - 32 + half, top - 16 + half)
+                    data_out = Signal(DP16KD_WIDTH, name=f"do{column}_{half}")
+                    m.submodules[f"ram{column}_{half}"] = _dp16kd([], {
+                        "A": {"addr": addr_a, "ce": self.read_en | self.columns,
+                              "oce": self.read_en, "we": self.column_we[column],
+                              "di": self.column_data[half:half + 16], "do": data_out},
+                        "B": {"addr": self.entry_addr, "ce": self.entry_we,
+                              "we": self.entry_we, "di": self.entry_data[bits]},
+                    })
+                    m.d.comb += self.read_data[bits].eq(data_out[:16])
+            return m
+
+        m.submodules.keys = keys = memory.Memory(shape=unsigned(128), depth=64, init=[],
+                                                 attrs={"ram_style": "block"})
+        write = keys.write_port(granularity=32)
+        m.d.comb += [
+            write.addr.eq(Mux(self.entry_we, self.entry_addr, self.column_addr)),
+            write.data.eq(Mux(self.entry_we, self.entry_data, self.column_data.replicate(4))),
+            # Column c is the memory's lane 3 - c (column 0 is in the most significant bits).
+            write.en.eq(Mux(self.entry_we, 0b1111, self.column_we[::-1])),
+        ]
+        read = keys.read_port(domain="sync", transparent_for=())
+        m.d.comb += [read.addr.eq(self.read_addr), read.en.eq(self.read_en)]
+        with m.If(self.read_en):
+            m.d.sync += self.read_data.eq(read.data)
+        return m
