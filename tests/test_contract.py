@@ -24,7 +24,8 @@ from .toy_cipher import TOY_ENTRY
 #: Configurations slow in the Python simulator (about 30 s for the six checks), checked with
 #: ``-m slow``; the default run keeps at least one of each architecture.
 SLOW_CONFIGS = {"aes-pipelined-192", "aes-pipelined-256", "aes-ttable-192:tables=sbox",
-                "aes-ttable-256:tables=sbox"}
+                "aes-ttable-256:tables=sbox", "aes-compact-256", "aes-compact-192:decrypt=no",
+                "aes-compact-256:decrypt=no"}
 CONFIGS = configurations() + [TOY_ENTRY.config()]
 each_config = pytest.mark.parametrize("config", [
     pytest.param(config, id=config.slug,

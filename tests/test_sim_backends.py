@@ -45,7 +45,7 @@ def runs_on_both_backends(core, operations, **kwargs):
 #: configuration.
 DEFAULT_RUN = {"aes-128", "aes-192:sbox=boolean", "present-80", "present-128:decrypt=no",
                "present-80:rounds_per_cycle=4", "present-serial-80", "aes-pipelined-128",
-               "aes-ttable-128"}
+               "aes-ttable-128", "aes-compact-128"}
 CONFIGS = [pytest.param(config, id=config.slug,
                         marks=() if config.text in DEFAULT_RUN else pytest.mark.slow)
            for config in configurations()]

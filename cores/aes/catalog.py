@@ -62,7 +62,10 @@ CATALOG = (
         encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
         block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
         description="32-bit datapath, one column per clock, S-boxes in 4 block RAMs, round keys "
-                    "on the fly; encrypts and decrypts",
+                    "on the fly: for the smallest devices",
+        options=(CoreOption("decrypt", bool, True, (True, False),
+                            "include decryption (inverse S-box, InvMixColumns, the backward key "
+                            "schedule)"),),
         vectors=FIPS197_VECTORS,
-        report_defaults=("aes-compact-128",)),
+        report_defaults=("aes-compact-128", "aes-compact-128:decrypt=no")),
 )

@@ -104,6 +104,10 @@ class CompactAES(BlockCipher):
     ----------
     key_bits : :class:`int`
         128, 192 or 256.
+    decrypt : :class:`bool`
+        Whether the core decrypts (the inverse S-box, InvMixColumns and the backward key
+        schedule, about a quarter of the logic); without it every block is encrypted, whatever
+        its ``decrypt`` bit says, with the same cycle counts.
 
     Members
     -------
@@ -134,11 +138,19 @@ class CompactAES(BlockCipher):
     any further block: while ``key.valid`` is high, ``input.ready`` stays low. After reset no key
     is loaded and ``input.ready`` stays low until one is.
     """
-    def __init__(self, key_bits: int = 128):
+    def __init__(self, key_bits: int = 128, *, decrypt: bool = True):
         self._key_bits = check_key_bits(key_bits)
-        self._ring_length = ring_plan(key_bits).length
-        self._half_step = ring_plan(key_bits).half_step
+        if not isinstance(decrypt, bool):
+            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
+        self._decrypt = decrypt
+        plan = ring_plan(key_bits)
+        self._ring_length, self._half_step = plan.length, plan.half_step
         super().__init__(128, key_bits)
+
+    @property
+    def decrypt(self) -> bool:
+        """Whether the core decrypts; without it every block is encrypted."""
+        return self._decrypt
 
     @property
     def rounds(self) -> int:
@@ -192,8 +204,9 @@ class CompactAES(BlockCipher):
             m.d.sync += [q.eq(1 if self._half_step else 0), rnd.eq(0),
                          half.eq(self._half_step), decrypting.eq(0)]
         with m.Elif(control.load_block):
-            m.d.sync += [q.eq(0), rnd.eq(0), same.eq(request.decrypt == decrypting),
-                         decrypting.eq(request.decrypt)]
+            block_decrypt = request.decrypt if self._decrypt else 0
+            m.d.sync += [q.eq(0), rnd.eq(0), same.eq(block_decrypt == decrypting),
+                         decrypting.eq(block_decrypt)]
         with m.Elif(control.advancing):
             with m.If(half):
                 m.d.sync += q.eq(q + 1)
@@ -243,16 +256,17 @@ class CompactAES(BlockCipher):
         # schedule's SubWord input.
         reading = Signal()
         m.d.comb += reading.eq(control.running & ~first & (q < 4))
+        tables = list(SBOX) + list(INV_SBOX) if self._decrypt else list(SBOX)
         looked_up = []
         for row in range(4):
             source = self._diagonal_mux(m, row, sources, decrypting, q[:2])
-            table = memory.Memory(shape=unsigned(8), depth=512, init=list(SBOX) + list(INV_SBOX),
+            table = memory.Memory(shape=unsigned(8), depth=len(tables), init=tables,
                                   attrs={"ram_style": "block"})
             m.submodules[f"sbox{row}"] = table
             port = table.read_port(domain="sync", transparent_for=())
             m.d.comb += [
                 port.addr.eq(Mux(reading, Cat(source, decrypting),
-                                 Cat(_bytes(key_ring.sub_address)[row], 0))),
+                                 Cat(_bytes(key_ring.sub_address)[row], 0))[:len(port.addr)]),
                 port.en.eq(1),
             ]
             looked_up.append(port.data)
