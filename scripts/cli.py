@@ -137,16 +137,25 @@ def _add_core_arguments(parser):
                         help=f"the core: {', '.join(names)} (default: {DEFAULT_CORE})")
     parser.add_argument("--key-bits", type=key_bits, metavar="N",
                         help=f"key size ({sizes}; default: the core's smallest)")
-    seen = set()
+    # One flag per option name; several cores may take it, not always with the same values.
+    by_name = {}
     for spec in entries.values():
         for option in spec.options:
-            if option.name in seen:
-                continue
-            seen.add(option.name)
-            parser.add_argument(option.flag, dest=f"opt_{option.name}", metavar="VALUE",
-                                help=f"{spec.title} only: {option.help}. Allowed: "
-                                     f"{option.allowed}; default "
-                                     f"{option.format(option.default)}")
+            by_name.setdefault(option.name, []).append((spec, option))
+    for name, takers in by_name.items():
+        # The values of the core with the most choices (the shortest, most general help among
+        # those), and the others' values where they differ.
+        spec, option = max(takers, key=lambda taker: (len(taker[1].choices),
+                                                       -len(taker[1].help)))
+        titles = ", ".join(taker_spec.title for taker_spec, _ in takers)
+        text = (f"{titles} only: {option.help}. Allowed: {option.allowed}; default "
+                f"{option.format(option.default)}")
+        others = [f"{other_spec.title}: {other.allowed}, default {other.format(other.default)}"
+                  for other_spec, other in takers
+                  if (other.choices, other.default) != (option.choices, option.default)]
+        if others:
+            text += f" ({'; '.join(others)})"
+        parser.add_argument(option.flag, dest=f"opt_{name}", metavar="VALUE", help=text)
 
 
 def _wrapper_of(text: str) -> str | None:
