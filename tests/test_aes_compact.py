@@ -76,8 +76,9 @@ def test_aesavs_ecb_file(kind, key_bits):
 # Differential tests against pycryptodome
 
 def direction_runs(rng, key_bits, *, keys, blocks_per_key):
-    """Random keys and blocks; each key's directions are random, but the first key's blocks are
-    E E D D E D (every transition between directions, and both directions first)."""
+    """Random keys and blocks in random directions, except that the first key's blocks go
+    E E D D E D (every transition between directions) and the second key's first block is a
+    decryption (the other direction right after a key load)."""
     operations = []
     for index in range(keys):
         operations.append(LoadKey(rng.getrandbits(key_bits)))
