@@ -130,9 +130,12 @@ def test_key_expansion_writes_every_round_key_word_once(key_bits):
 
     async def testbench(ctx):
         ctx.set(expansion.key, key)
+        ctx.set(expansion.load, 1)
         ctx.set(expansion.start, 1)
         await ctx.tick()
+        ctx.set(expansion.load, 0)
         ctx.set(expansion.start, 0)
+        ctx.set(expansion.key, ~key)    # the window keeps the key once load is low
         for edge in range(1, len(schedule) + 3):
             assert ctx.get(expansion.running) == (edge <= len(schedule))
             lanes = ctx.get(expansion.column_we)
@@ -251,10 +254,12 @@ class DP16KDModel(Elaboratable):
     ``CEx`` are high, leaves the output unchanged), contents from ``INITVAL_00`` ..
     ``INITVAL_3F`` as Yosys' ECP5 mapping lays them out (checked against it below)."""
     instances = 0
+    sites = []
 
     def __init__(self, kind, **kwargs):
         assert kind == "DP16KD"
         self.kwargs = kwargs
+        DP16KDModel.sites.append(kwargs.get("a_BEL"))
         for port in "AB":
             for name, value in (("DATA_WIDTH", 18), ("REGMODE", "OUTREG"),
                                 ("CSDECODE", "0b000"), ("WRITEMODE", "NORMAL")):
@@ -296,18 +301,26 @@ class DP16KDModel(Elaboratable):
 
 class ECP5:
     family = "ecp5"
+    device = "LFE5U-25F"
+
+
+class ECP5_85F(ECP5):
+    device = "LFE5U-85F"
 
 
 class ECP5Form(TTableAES):
-    """The core as it is built for ECP5, with every submodule elaborated for ECP5."""
+    """The core as it is built for an ECP5 device, every submodule elaborated for it."""
+    device = ECP5
+
     def elaborate(self, platform):
-        return Fragment.get(super().elaborate(ECP5()), ECP5())
+        return Fragment.get(super().elaborate(self.device()), self.device())
 
 
 @pytest.fixture
 def dp16kd_model(monkeypatch):
     monkeypatch.setattr(block_ram, "Instance", DP16KDModel)
     DP16KDModel.instances = 0
+    DP16KDModel.sites = []
     return DP16KDModel
 
 
@@ -324,7 +337,18 @@ def test_ecp5_form_with_a_model_of_dp16kd(key_bits, dp16kd_model):
     core = ECP5Form(key_bits)
     run = simulate_cipher(core, operations, rng=rng, max_gap=2, max_stall=40)
     assert dp16kd_model.instances == 26
+    assert dp16kd_model.sites == [None] * 26        # placed by nextpnr on a 25F
     assert_clean_run(run, key_bits, operations)
+
+
+def test_on_the_85f_every_dp16kd_has_a_site_of_the_floorplan(dp16kd_model):
+    core = type("ECP5Form85F", (ECP5Form,), {"device": ECP5_85F})(128)
+    Fragment.get(core, None)
+    plan = TTableAES.floorplan(ECP5_85F())
+    assert [len(plan[name]) for name in ("lookup", "keys", "sub_word")] == [16, 8, 2]
+    assert sorted(dp16kd_model.sites) == sorted(plan["lookup"] + plan["keys"] + plan["sub_word"])
+    assert len(set(dp16kd_model.sites)) == 26
+    assert TTableAES.floorplan(ECP5()) is None and TTableAES.floorplan(None) is None
 
 
 def test_dp16kd_initial_values_are_laid_out_as_yosys_maps_a_memory(tmp_path):
@@ -360,7 +384,7 @@ def test_dp16kd_initial_values_reject_what_does_not_fit():
 # Cycle figures and construction
 
 @pytest.mark.parametrize("key_bits, latency, interval, key_load", [
-    (128, 36, 11, 129), (192, 42, 13, 147), (256, 48, 16, 167)])
+    (128, 36, 11, 139), (192, 42, 13, 155), (256, 48, 16, 180)])
 def test_cycle_figures(key_bits, latency, interval, key_load):
     core = TTableAES(key_bits)
     assert (core.latency, core.initiation_interval, core.key_load_cycles) == \

@@ -18,7 +18,7 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 
-__all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "uses_dp16kd",
+__all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "uses_dp16kd", "ecp5_85f_site",
            "RegisteredRom", "KeyMemory"]
 
 
@@ -50,15 +50,26 @@ def uses_dp16kd(platform) -> bool:
     return str(getattr(platform, "family", "")).lower() == "ecp5"
 
 
-def _dp16kd(init, ports) -> Instance:
+def ecp5_85f_site(row: int, group: int, index: int) -> str:
+    """The nextpnr ``BEL`` name of a ``DP16KD`` site of the ECP5 85F die: block RAM rows
+    ``y = 22, 46, 70, 82`` hold 13 groups of 4 sites each, 9 columns apart, with 2 more columns
+    in the middle of the die."""
+    if row not in (22, 46, 70, 82) or not 0 <= group < 13 or not 0 <= index < 4:
+        raise ValueError(f"no DP16KD site at row {row}, group {group}, index {index}")
+    return f"X{4 + 9 * group + 2 * index + (2 if group >= 7 else 0)}/Y{row}/EBR{index}"
+
+
+def _dp16kd(init, ports, site=None) -> Instance:
     """A ``DP16KD`` in true dual-port 1024x18 mode with both output registers.
 
     ``ports`` maps ``"A"`` and ``"B"`` to dictionaries of ``addr`` (10 bits), ``ce`` (address
     register enable), ``oce`` (output register enable), ``we`` (write enable), ``di`` and ``do``
-    (18 bits); a missing port is tied off."""
+    (18 bits); a missing port is tied off. ``site``: the ``BEL`` nextpnr must place it at."""
     kwargs = {f"p_{name}": Const(value, 320)
               for name, value in dp16kd_initial_values(init).items()}
     kwargs.update(p_GSR="AUTO", p_RESETMODE="SYNC", p_ASYNC_RESET_RELEASE="SYNC")
+    if site is not None:
+        kwargs["a_BEL"] = site
     for name in ("A", "B"):
         port = ports.get(name, {})
         # In 18-bit mode the word address is ADx13..ADx4; ADx1..0 are the write byte enables.
@@ -92,6 +103,9 @@ class RegisteredRom(wiring.Component):
         Bits of a word.
     ports : :class:`int`
         Read ports.
+    sites : sequence of :class:`str`
+        On ECP5, the ``BEL`` of each ``DP16KD`` (see :func:`ecp5_85f_site`), in the order
+        they are made: for each pair of ports, each 18-bit slice of the word; or ``None``.
 
     Members
     -------
@@ -106,7 +120,7 @@ class RegisteredRom(wiring.Component):
     of 18 bits to two ports); elsewhere one :class:`~amaranth.lib.memory.Memory` with ``ports``
     synchronous read ports (which synthesis duplicates per port) and a register after each.
     """
-    def __init__(self, table, *, width: int, ports: int):
+    def __init__(self, table, *, width: int, ports: int, sites=None):
         table = tuple(table)
         depth = len(table)
         if depth < 2 or depth & (depth - 1):
@@ -116,16 +130,26 @@ class RegisteredRom(wiring.Component):
         self._table = table
         self._width = width
         self._ports = ports
+        self._sites = None if sites is None else list(sites)
+        if self._sites is not None and len(self._sites) != self.block_rams:
+            raise ValueError(f"sites must name {self.block_rams} block RAM sites, "
+                             f"not {len(self._sites)}")
         super().__init__({
             "addr": In(unsigned(depth.bit_length() - 1)).array(ports),
             "en": In(1),
             "data": Out(width).array(ports),
         })
 
+    @property
+    def block_rams(self) -> int:
+        """``DP16KD`` in the ECP5 form."""
+        return (self._ports + 1) // 2 * -(-self._width // DP16KD_WIDTH)
+
     def elaborate(self, platform):
         m = Module()
         if uses_dp16kd(platform) and len(self._table) <= DP16KD_WORDS:
             slices = range(0, self._width, DP16KD_WIDTH)
+            sites = iter(self._sites or [None] * self.block_rams)
             for pair in range(0, self._ports, 2):
                 for low in slices:
                     high = min(low + DP16KD_WIDTH, self._width)
@@ -136,7 +160,7 @@ class RegisteredRom(wiring.Component):
                         ports[name] = {"addr": self.addr[index], "ce": self.en,
                                        "oce": self.en, "do": data_out}
                         m.d.comb += self.data[index][low:high].eq(data_out[:high - low])
-                    m.submodules[f"ram{pair}_{low}"] = _dp16kd(init, ports)
+                    m.submodules[f"ram{pair}_{low}"] = _dp16kd(init, ports, next(sites))
             return m
 
         m.submodules.rom = rom = memory.Memory(shape=unsigned(self._width),
@@ -160,30 +184,35 @@ class KeyMemory(wiring.Component):
     Members
     -------
     read_addr : ``In(6)``
-        Taken on an edge where ``read_en`` is high.
+        Taken on an edge where ``read_en`` is high; also where column writes go.
     read_en : ``In(1)``
         Enables both registers of the read port.
     read_data : ``Out(128)``
         The entry at the address taken two enabled edges earlier.
-    columns : ``In(1)``
-        High while column writes may happen; reads are not taken meanwhile (on ECP5 the read and
-        the column writes share a port, whose address this chooses).
-    column_addr : ``In(6)``, column_data : ``In(32)``, column_we : ``In(4)``
-        Writes ``column_data`` into column ``c`` of entry ``column_addr`` on an edge where bit
-        ``c`` of ``column_we`` is high (only while ``columns`` is high).
+    column_data : ``In(32)``, column_we : ``In(4)``
+        Writes ``column_data`` into column ``c`` of entry ``read_addr`` on an edge where bit
+        ``c`` of ``column_we`` and ``read_en`` are high (on ECP5 the read and these writes share
+        a port; the read data is then meaningless).
     entry_addr : ``In(6)``, entry_data : ``In(128)``, entry_we : ``In(1)``
         Writes a whole entry. Never on the same edge as a column write.
+
+    ``sites``, on ECP5, places the 8 ``DP16KD`` (see :func:`ecp5_85f_site`), column 0's low
+    and high halves first.
 
     On ECP5: 8 ``DP16KD`` (a column's high and low halves), port A reading and writing columns,
     port B writing entries, so that neither write needs a multiplexer. Elsewhere: one
     :class:`~amaranth.lib.memory.Memory` (Yosys maps it to 8 ``SB_RAM40_4K`` on iCE40) with one
     write port, whose data and address are multiplexed between the two writes.
     """
+    def __init__(self, *, sites=None):
+        self._sites = None if sites is None else list(sites)
+        if self._sites is not None and len(self._sites) != 8:
+            raise ValueError(f"sites must name 8 block RAM sites, not {len(self._sites)}")
+        super().__init__()
+
     read_addr: In(6)
     read_en: In(1)
     read_data: Out(128)
-    columns: In(1)
-    column_addr: In(6)
     column_data: In(32)
     column_we: In(4)
     entry_addr: In(6)
@@ -193,20 +222,19 @@ class KeyMemory(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         if uses_dp16kd(platform):
-            addr_a = Signal(6)
-            m.d.comb += addr_a.eq(Mux(self.columns, self.column_addr, self.read_addr))
+            sites = iter(self._sites or [None] * 8)
             for column in range(4):
                 top = 32 * (4 - column)
                 for half in (0, 16):
                     bits = slice(top - 32 + half, top - 16 + half)
                     data_out = Signal(DP16KD_WIDTH, name=f"do{column}_{half}")
                     m.submodules[f"ram{column}_{half}"] = _dp16kd([], {
-                        "A": {"addr": addr_a, "ce": self.read_en | self.columns,
+                        "A": {"addr": self.read_addr, "ce": self.read_en,
                               "oce": self.read_en, "we": self.column_we[column],
                               "di": self.column_data[half:half + 16], "do": data_out},
                         "B": {"addr": self.entry_addr, "ce": self.entry_we,
                               "we": self.entry_we, "di": self.entry_data[bits]},
-                    })
+                    }, next(sites))
                     m.d.comb += self.read_data[bits].eq(data_out[:16])
             return m
 
@@ -214,7 +242,7 @@ class KeyMemory(wiring.Component):
                                                  attrs={"ram_style": "block"})
         write = keys.write_port(granularity=32)
         m.d.comb += [
-            write.addr.eq(Mux(self.entry_we, self.entry_addr, self.column_addr)),
+            write.addr.eq(Mux(self.entry_we, self.entry_addr, self.read_addr)),
             write.data.eq(Mux(self.entry_we, self.entry_data, self.column_data.replicate(4))),
             # Column c is the memory's lane 3 - c (column 0 is in the most significant bits).
             write.en.eq(Mux(self.entry_we, 0b1111, self.column_we[::-1])),

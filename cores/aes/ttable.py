@@ -9,7 +9,7 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..cipher import BlockCipher
-from .block_ram import KeyMemory, RegisteredRom
+from .block_ram import KeyMemory, RegisteredRom, ecp5_85f_site, uses_dp16kd
 from .gf import gf_mul
 from .reference import check_key_bits
 from .round import column_transform, join_bytes, mix_columns, shift_rows, state_bytes, xtime
@@ -117,8 +117,9 @@ SLOT = data.StructLayout({
 })
 
 
-#: Edges a :class:`KeyExpansion` step that needs SubWord waits for the S-boxes.
-SUB_WORD_WAIT = 2
+#: Edges a :class:`KeyExpansion` step that needs SubWord waits for the S-boxes (the RAM's two
+#: registers and one more).
+SUB_WORD_WAIT = 3
 
 
 def expansion_schedule(key_bits: int) -> tuple:
@@ -147,8 +148,9 @@ class KeyExpansion(wiring.Component):
     It holds a window of Nk words, ``w[s] .. w[s+Nk-1]``; on each step it shows ``w[s]`` on
     ``word`` (with ``column_we`` and ``round`` saying where it belongs: column ``s mod 4`` of round
     key ``s div 4``) and computes ``w[s+Nk] = w[s] ^ t(w[s+Nk-1])``. SubWord reads four S-boxes in
-    block RAM (a :class:`~cores.aes.block_ram.RegisteredRom`, two register stages) addressed from
-    the window's last word register, so a step that needs SubWord waits for it; which edges
+    block RAM (a :class:`~cores.aes.block_ram.RegisteredRom`, two register stages, and a third
+    after it) addressed from the window's last word register, so a step that needs SubWord waits
+    for it; which edges
     step is a fixed table (:func:`expansion_schedule`), read one edge ahead into a register.
     Every path from a RAM or to one starts or ends at a register.
 
@@ -156,28 +158,39 @@ class KeyExpansion(wiring.Component):
     ----------
     key_bits : :class:`int`
         128, 192 or 256.
+    sites : sequence of :class:`str`
+        On ECP5, the sites of the S-boxes' two ``DP16KD`` (see
+        :class:`~cores.aes.block_ram.RegisteredRom`), or ``None``.
 
     Members
     -------
     key : ``In(key_bits)``
-        The key, loaded on an edge where ``start`` is high.
+        The key, taken into the window on every edge where ``load`` is high.
+    load : ``In(1)``
+        High while the window may follow ``key`` (the core's ``key.ready``: the window is not
+        in use then, and after the key transfer it keeps the key).
     start : ``In(1)``
+        The expansion starts on this edge, which must also take the key into the window.
     word : ``Out(32)``
         ``w[s]``.
     column_we : ``Out(4)``
         One-hot, bit ``s mod 4``, on the edge that writes ``w[s]``; zero on any other edge.
     round : ``Out(4)``
         ``s div 4``.
+    next_round : ``Out(4)``
+        ``round`` on the next edge, for a memory whose address is a register.
     running : ``Out(1)``
         From ``start`` up to the edge of the last word.
     done : ``Out(1)``
         High on the edge of the last word (``s = 4 Nr + 3``).
     """
-    def __init__(self, key_bits: int):
+    def __init__(self, key_bits: int, *, sites=None):
         self._key_bits = check_key_bits(key_bits)
+        self._sites = sites
         super().__init__({
-            "key": In(key_bits), "start": In(1), "word": Out(32), "column_we": Out(4),
-            "round": Out(4), "running": Out(1), "done": Out(1),
+            "key": In(key_bits), "load": In(1), "start": In(1), "word": Out(32),
+            "column_we": Out(4),
+            "round": Out(4), "next_round": Out(4), "running": Out(1), "done": Out(1),
         })
 
     def elaborate(self, platform):
@@ -186,14 +199,19 @@ class KeyExpansion(wiring.Component):
         schedule = expansion_schedule(self._key_bits)
         words = [Signal(32, name=f"w{j}") for j in range(nk)]
         key_words = [self.key[32 * (nk - 1 - j):32 * (nk - j)] for j in range(nk)]
+        # The counters are back at their initial values when the expansion ends, so that only
+        # ``running`` depends on ``start`` (the window follows the key while ``load`` is high).
         stepping = Signal()                     # this edge of the schedule steps
         last = Signal()                         # the schedule's last edge
-        step = Signal(range(4 * (ROUNDS[self._key_bits] + 1)))
-        phase = Signal(range(nk))       # s mod Nk: how w[s + Nk] is computed
+        ahead = Signal(range(len(schedule) + 1), init=1)    # the next edge of the schedule
+        column = Signal(4, init=1)              # one-hot: s mod 4
+        round_ = Signal(4)                      # s div 4
+        phase = Signal(range(nk))               # s mod Nk: how w[s + Nk] is computed
         rcon = Signal(8, init=1)
 
-        m.submodules.sbox = sbox = RegisteredRom(SBOX, width=8, ports=4)
-        sub = Cat(sbox.data[i] for i in range(4))
+        m.submodules.sbox = sbox = RegisteredRom(SBOX, width=8, ports=4, sites=self._sites)
+        sub = Signal(32)        # a third register: the S-box RAMs can be far from the window
+        m.d.sync += sub.eq(Cat(sbox.data[i] for i in range(4)))
 
         new_word = Signal(32)
         with m.Switch(phase):
@@ -213,43 +231,38 @@ class KeyExpansion(wiring.Component):
         for i in range(4):
             m.d.comb += sbox.addr[i].eq(address[8 * i:8 * (i + 1)])
 
-        with m.If(self.start | stepping):
-            m.d.sync += [words[j].eq(Mux(self.start, key_words[j], words[j + 1]))
+        with m.If(self.load | stepping):
+            m.d.sync += [words[j].eq(Mux(self.load, key_words[j], words[j + 1]))
                          for j in range(nk - 1)]
-            m.d.sync += [
-                words[-1].eq(Mux(self.start, key_words[-1], new_word)),
-                phase.eq(Mux(self.start | (phase == nk - 1), 0, phase + 1)),
-            ]
-
-        # The schedule is read one edge ahead (``ahead`` counts one edge ahead of the running
-        # edge), so that whether an edge steps, and which column it writes, are registers.
-        ahead = Signal(range(len(schedule) + 1))
-        column_we = Signal(4)
-        next_step = step + stepping
+            m.d.sync += words[-1].eq(Mux(self.load, key_words[-1], new_word))
         with m.If(self.start):
-            m.d.sync += [self.running.eq(1), ahead.eq(1), step.eq(0), rcon.eq(1),
-                         stepping.eq(schedule[0]), column_we.eq(schedule[0]),
-                         last.eq(len(schedule) == 1)]
-        with m.Elif(self.running):
-            m.d.sync += [ahead.eq(ahead + 1), step.eq(next_step)]
+            m.d.sync += self.running.eq(1)
+
+        # The schedule is read one edge ahead, so that whether an edge steps is a register.
+        with m.If(self.running):
+            m.d.sync += ahead.eq(ahead + 1)
             with m.Switch(ahead):
                 for index, value in enumerate(schedule):
                     with m.Case(index):
-                        m.d.sync += [
-                            stepping.eq(value), last.eq(index == len(schedule) - 1),
-                            column_we.eq(Const(value, 4) << next_step[:2]),
-                        ]
-            with m.If(stepping & (phase == 0)):
+                        m.d.sync += [stepping.eq(value), last.eq(index == len(schedule) - 1)]
+        with m.If(stepping):
+            m.d.sync += [column.eq(column.rotate_left(1)),
+                         phase.eq(Mux(phase == nk - 1, 0, phase + 1))]
+            with m.If(column[3]):
+                m.d.sync += round_.eq(round_ + 1)
+            with m.If(phase == 0):
                 m.d.sync += rcon.eq(xtime(rcon))
-            with m.If(last):
-                m.d.sync += [self.running.eq(0), stepping.eq(0), column_we.eq(0)]
+        with m.If(last):
+            m.d.sync += [self.running.eq(0), stepping.eq(0), last.eq(0), ahead.eq(1),
+                         column.eq(1), round_.eq(0), phase.eq(0), rcon.eq(1)]
 
         m.d.comb += [
             self.word.eq(words[0]),
-            self.round.eq(step[2:]),
-            self.done.eq(self.running & last),
+            self.round.eq(round_),
+            self.next_round.eq(round_ + (stepping & column[3])),
+            self.done.eq(last),
+            self.column_we.eq(Mux(stepping, column, 0)),
         ]
-        m.d.comb += self.column_we.eq(column_we)
         return m
 
 
@@ -276,19 +289,21 @@ class TTableAES(BlockCipher):
     output register and the state register after the XOR (on ECP5 the first two are inside the
     ``DP16KD``; elsewhere the second is in the fabric). A round of one block takes three edges,
     and three blocks take turns, one round on each edge, each in its *slot* of the loop. A block
-    may enter when its slot is free, so blocks offered back to back enter every
-    :func:`initiation_interval` edges (Nr + 1, or Nr + 2 for AES-256, so that consecutive blocks
-    fall in different slots). When a result is ready but the previous one has not been taken,
-    the whole loop, RAM registers included, holds still (one registered enable) until it is.
+    that transfers takes the slot two edges from the head of the loop, if it will be free then,
+    so blocks offered back to back enter every :func:`initiation_interval` edges (Nr + 1, or
+    Nr + 2 for AES-256, so that consecutive blocks fall in different slots). When a result is
+    ready but the previous one has not been taken, the whole loop, RAM registers included, holds
+    still (one registered enable) until it is. Every control decision is made an edge ahead,
+    into registers, so that no logic but the round's XOR stands in front of a RAM.
 
     **Round keys** are expanded once, when a key is loaded, into a round-key memory in block RAM
-    (:class:`KeyExpansion`, one word per clock), from which each round reads its key (two
-    register stages, ahead of the round: the key path is off the loop). The decryption keys are
-    then derived by the loop itself: four passes through the tables (SubBytes with ShiftRows,
+    (:class:`KeyExpansion`, one word per clock, waiting for SubWord), from which each round
+    reads its key three edges ahead (the key path is off the loop). The decryption keys are then
+    derived by the loop itself: four passes through the tables (SubBytes with ShiftRows,
     InvSubBytes with ShiftRows, SubBytes with ShiftRows, then Td0) turn a round key ``k`` into
     ``InvMixColumns(k)`` (ShiftRows four times is the identity, and S and InvS cancel), three
-    round keys at a time, and the results are written back. That is why a key load takes about a
-    hundred cycles.
+    round keys at a time, and the results are written back. That is why a key load takes 139 to
+    180 edges.
 
     Parameters
     ----------
@@ -316,11 +331,14 @@ class TTableAES(BlockCipher):
     In clock edges, the same for every key, block and direction, with ``output.ready`` held
     high (``tests/test_contract.py`` measures them):
 
-    * *latency*: 3 (Nr + 1) + 1 (34, 40, 46 for Nr = 10, 12, 14);
-    * *initiation interval*: Nr + 1, Nr + 1, Nr + 2 (11, 13, 16): a block every interval while
-      up to three are in flight;
-    * *key load*: 4 (Nr + 1) edges of key expansion, then Nr + 1 conversions, three at a time,
-      15 edges each: 107, 129, 139 edges from the key transfer to the first block.
+    * *latency*: 3 (Nr + 1) + 3 (36, 42, 48 for Nr = 10, 12, 14): two edges until the block's
+      slot reaches the head of the loop, one that asks for round key 0, Nr + 1 passes of three
+      edges, and the edge where the result transfers;
+    * *initiation interval*: 11, 13, 16 (:func:`initiation_interval`): a block every interval,
+      with up to three in flight;
+    * *key load*: 139, 155, 180 edges from the key transfer to the first block: the expansion
+      (:func:`expansion_edges`: 4 (Nr + 1) words and the SubWord waits), then Nr + 1
+      conversions, three at a time, 15 edges each.
 
     ``key.ready`` is high only when no block is in the core and no result waits. While
     ``key.valid`` is high, ``input.ready`` stays low. After reset no key is loaded and
@@ -369,6 +387,23 @@ class TTableAES(BlockCipher):
         last_start = expansion_edges(self._key_bits) + 2 + turn * (nr // STAGES) + nr % STAGES
         return last_start + turn + 2
 
+    @staticmethod
+    def floorplan(platform) -> dict | None:
+        """Where the ``DP16KD`` go on an ECP5 85F die (``None`` elsewhere): the 16 T-table RAMs
+        in four neighbouring groups in the middle of a block RAM row, the round-key RAMs in the
+        groups either side of them and the SubWord S-boxes next to those, so that the loop's
+        paths from and to the RAMs stay short (left to nextpnr, the RAMs spread over the die
+        and the loop's wires took 4 ns)."""
+        if not (uses_dp16kd(platform) and str(getattr(platform, "device", "")).endswith("-85F")):
+            return None
+        row = 70
+
+        def groups(*numbers):
+            return [ecp5_85f_site(row, group, index) for group in numbers for index in range(4)]
+
+        return {"lookup": groups(5, 6, 7, 8), "keys": groups(4, 9),
+                "sub_word": groups(10)[:2]}
+
     def table_kind(self, platform) -> str:
         """The tables built for ``platform``: ``"ttable"`` or ``"sbox"``."""
         if self._tables != "auto":
@@ -387,9 +422,8 @@ class TTableAES(BlockCipher):
         # On every edge that is not frozen the ring turns by one.
         ring = [Signal(SLOT, name=f"slot{i}") for i in range(STAGES)]
         head, f_slot = ring[:2]
-        freeze = Signal()
-        advance = Signal()
-        m.d.comb += advance.eq(~freeze)
+        advance = Signal(init=1)        # the loop turns on this edge (a register: the enable
+                                        # of every register and RAM of the loop)
 
         state = Signal(128)             # the XOR of the look-ups, before the round key
         round_key = Signal(128)         # the round key (and, as a block enters, the block)
@@ -400,10 +434,13 @@ class TTableAES(BlockCipher):
         result = Signal(128)
         result_valid = Signal()
 
-        m.submodules.expansion = expansion = KeyExpansion(self._key_bits)
-        m.submodules.keys = keys = KeyMemory()
+        floorplan = self.floorplan(platform) if ttable else None
+        m.submodules.expansion = expansion = KeyExpansion(
+            self._key_bits, sites=floorplan and floorplan["sub_word"])
+        m.submodules.keys = keys = KeyMemory(sites=floorplan and floorplan["keys"])
         if ttable:
-            m.submodules.lookup = lookup = RegisteredRom(T_TABLE, width=32, ports=16)
+            m.submodules.lookup = lookup = RegisteredRom(
+                T_TABLE, width=32, ports=16, sites=floorplan and floorplan["lookup"])
         else:
             m.submodules.lookup = lookup = RegisteredRom(S_TABLE, width=8, ports=16)
 
@@ -525,6 +562,9 @@ class TTableAES(BlockCipher):
                 m.d.sync += key_address.eq(Cat(Const(0, 4), Region.ZERO))
         with m.If(load_key):
             m.d.sync += conversion.eq(0)
+        # While the key expands, the round-key address is where its next word goes.
+        with m.If(expansion.running):
+            m.d.sync += key_address.eq(Cat(expansion.next_round, Region.ENCRYPT))
 
         # The head's record after this edge. ``count`` is the round key it asks for next.
         new_head = Signal(SLOT)
@@ -610,22 +650,22 @@ class TTableAES(BlockCipher):
         upcoming_finishing = Mux(advance, ring[1].done & (ring[1].kind == Kind.BLOCK),
                                  head_finishing)
         result_busy = (result_valid & ~self.output.ready) | (advance & head_finishing)
-        m.d.sync += freeze.eq(upcoming_finishing & result_busy)
+        m.d.sync += advance.eq(~(upcoming_finishing & result_busy))
 
         # --- round keys ----------------------------------------------------------------------
         writing = Signal()              # a converted round key is written back now
         write_tag = Signal(4)
         m.d.sync += [
-            writing.eq(head_converted & advance), write_tag.eq(head.tag),
-            loaded.eq(head_converted & advance & (head.tag == nr)),
+            # (The loop never stops while a key loads: no result can be waiting.)
+            writing.eq(head_converted), write_tag.eq(head.tag),
+            loaded.eq(head_converted & (head.tag == nr)),
         ]
         m.d.comb += [
             expansion.key.eq(self.key.payload),
+            expansion.load.eq(idle),
             expansion.start.eq(load_key),
             keys.read_addr.eq(key_address),
             keys.read_en.eq(advance),
-            keys.columns.eq(expansion.running),
-            keys.column_addr.eq(Cat(expansion.round, Region.ENCRYPT)),
             keys.column_data.eq(expansion.word),
             keys.column_we.eq(expansion.column_we),
             keys.entry_addr.eq(Cat((nr - write_tag)[:4], Region.DECRYPT)),
