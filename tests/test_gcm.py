@@ -16,7 +16,7 @@ from Crypto.Cipher import AES as PyAES
 
 from cores.aes import AES
 from cores.gcm import reference
-from cores.gcm.core import GCM, MIN_TAG_BYTES
+from cores.gcm.core import GCM, MIN_TAG_BYTES, keep_bits
 from cores.gcm.field import MASK, R, degree_bit, multiply, times_x, times_x_power
 from cores.gcm.ghash import DIGIT_BITS, GHASH
 from cores.gcm.sim import GCMMessage, simulate_gcm
@@ -247,7 +247,7 @@ def nist_operations(vectors) -> list:
 
 
 def check_nist(vectors, key_bits, multiplier="bram"):
-    """All ``vectors`` (one file's) through one GCM in one compiled simulation."""
+    """All ``vectors`` through one GCM in one compiled simulation."""
     run = simulate_gcm(GCM(AES(key_bits), multiplier=multiplier), nist_operations(vectors),
                        backend="cxxrtl")
     wrong = []
@@ -264,32 +264,31 @@ def check_nist(vectors, key_bits, multiplier="bram"):
     assert run.violations == {}
 
 
-@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
-def test_nist_representative(kind, key_bits):
-    """Each group's first case (every Keylen/IVlen/PTlen/AADlen/Taglen combination: 96-bit and
-    other IVs, empty and partial AAD and text, every tag length) and each group's first failing
-    case, with the default GHASH (block-RAM tables, refilled for every key)."""
-    vectors = representative(gcm_vectors(kind, key_bits))
-    assert len({vector.group for vector in vectors}) == 525
-    if kind == "Decrypt":
-        assert sum(vector.fail for vector in vectors) == 525
-    check_nist(vectors, key_bits)
+def test_nist_representative(key_bits):
+    """From both files, each group's first case (every Keylen/IVlen/PTlen/AADlen/Taglen
+    combination: 96-bit and other IVs, empty and partial AAD and text, every tag length) and
+    each group's first failing case, with the default GHASH (block-RAM tables, refilled for
+    every key)."""
+    encrypt, decrypt = (representative(gcm_vectors(kind, key_bits)) for kind in KINDS)
+    assert len({vector.group for vector in encrypt}) == len({v.group for v in decrypt}) == 525
+    assert sum(vector.fail for vector in decrypt) == 525
+    check_nist(encrypt + decrypt, key_bits)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_nist_representative_logic_ghash(kind):
-    """The same with the AND/XOR GHASH multiplier."""
-    check_nist(representative(gcm_vectors(kind, 128)), 128, "logic")
+def test_nist_representative_logic_ghash():
+    """The same with the AND/XOR GHASH multiplier (AES-128)."""
+    check_nist([vector for kind in KINDS for vector in representative(gcm_vectors(kind, 128))],
+               128, "logic")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("multiplier", ["logic", "bram"])
-@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
-def test_nist_all(kind, key_bits, multiplier):
-    """Every case of every file (7,875 each)."""
-    check_nist(gcm_vectors(kind, key_bits), key_bits, multiplier)
+def test_nist_all(key_bits, multiplier):
+    """Every case of both files (7,875 each)."""
+    check_nist([vector for kind in KINDS for vector in gcm_vectors(kind, key_bits)], key_bits,
+               multiplier)
 
 
 # --- AES-GCM against pycryptodome -------------------------------------------------------------
@@ -359,12 +358,22 @@ def test_backends_agree(multiplier):
         assert runs[0].logs[name].transfers == runs[1].logs[name].transfers, name
 
 
+def check_one_message_each_way(gcm, rng, **kwargs):
+    """A short message (partial AAD and text blocks) encrypted and decrypted by ``gcm``."""
+    key, iv, aad, text = rng.randbytes(gcm.key_bits // 8), rng.randbytes(12), rng.randbytes(5), \
+        rng.randbytes(21)
+    ciphertext, tag = pycryptodome_gcm(key, iv, aad, text)
+    operations = [LoadKey(int.from_bytes(key, "big")), GCMMessage(iv, aad, text),
+                  GCMMessage(iv, aad, ciphertext, decrypt=True, tag=tag)]
+    expected = [(ciphertext, int.from_bytes(tag, "big"), False), (text, 0, True)]
+    check_against_pycryptodome(simulate_gcm(gcm, operations, rng=rng, **kwargs), expected)
+
+
 def test_other_aes_configurations():
     """Boolean S-boxes, and a 256-bit key with the AND/XOR GHASH, one message each way."""
     rng = random.Random(14)
     for gcm in (GCM(AES(128, sbox="boolean")), GCM(AES(256), multiplier="logic")):
-        operations, expected = random_operations(rng, gcm.key_bits, 1)
-        check_against_pycryptodome(simulate_gcm(gcm, operations), expected)
+        check_one_message_each_way(gcm, rng)
 
 
 def catalog_ciphers_128():
@@ -380,15 +389,7 @@ def test_every_128_bit_cipher_of_the_catalog(name):
     core = parse_config(f"{name}-128").build()
     gcm = GCM(core, multiplier="logic")
     assert gcm.depth == -(-core.latency // core.initiation_interval)
-    rng = random.Random(16)
-    key, iv, aad, text = rng.randbytes(16), rng.randbytes(12), rng.randbytes(20), \
-        rng.randbytes(40)
-    ciphertext, tag = pycryptodome_gcm(key, iv, aad, text)
-    operations = [LoadKey(int.from_bytes(key, "big")), GCMMessage(iv, aad, text),
-                  GCMMessage(iv, aad, ciphertext, decrypt=True, tag=tag)]
-    expected = [(ciphertext, int.from_bytes(tag, "big"), False), (text, 0, True)]
-    check_against_pycryptodome(simulate_gcm(gcm, operations, rng=rng, max_gap=1, max_stall=2),
-                               expected)
+    check_one_message_each_way(gcm, random.Random(16), max_gap=1, max_stall=2)
 
 
 # --- cycles -----------------------------------------------------------------------------------
@@ -510,6 +511,12 @@ def test_gcm_bad_parameters():
         GCM(AES(128), depth=0)
     with pytest.raises(TypeError, match=r"depth must be a positive integer or None, not 1.5"):
         GCM(AES(128), depth=1.5)
+
+
+def test_keep_bits():
+    assert [keep_bits(n) for n in (0, 1, 4, 12, 16)] == [0, 0x8000, 0xF000, 0xFFF0, 0xFFFF]
+    with pytest.raises(ValueError, match="length must be 0 to 16 bytes, not 17"):
+        keep_bits(17)
 
 
 def test_gcm_message_checks_its_tag():

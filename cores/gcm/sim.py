@@ -17,8 +17,8 @@ from typing import Sequence
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from ..sim import LoadKey, StreamLog, stream_get, stream_monitor, stream_put
-from .core import GCMBlock, GCMStart, GCMTag, keep_bits
+from ..sim import LoadKey, stream_get, stream_monitor, stream_put
+from .core import GCMBlock, GCMTag, keep_bits
 
 
 __all__ = ["GCMMessage", "MessageOutcome", "GCMRun", "Put", "message_items", "plan",
@@ -233,6 +233,3 @@ def simulate_gcm(core, operations: Sequence, *, rng: _random.Random | None = Non
         sim.run()
     return GCMRun(logs, _outcomes(operations, logs))
 
-
-# The payload layouts, for callers that pack or unpack payloads themselves.
-LAYOUTS = {"start": GCMStart(), "input": GCMBlock(), "output": GCMBlock(), "tag": GCMTag()}

@@ -48,8 +48,8 @@ from ..sim_cxxrtl import (_CXXFLAGS, _YOSYS_SCRIPT, CompiledModel, _compiler_ide
                           design_rtlil)
 
 
-__all__ = ["DRIVER_TEMPLATE", "StreamPort", "driver_source", "compile_stream_model",
-           "run_stream_model", "run_gcm_cxxrtl"]
+__all__ = ["DRIVER_TEMPLATE", "StreamPort", "GCM_STREAMS", "driver_source",
+           "compile_stream_model", "run_stream_model", "run_gcm_cxxrtl"]
 
 
 DRIVER_TEMPLATE = r"""

@@ -186,15 +186,6 @@ class GCMConfig(external.ExternalConfig):
         from cores.gcm import GCM
         return GCM(self.core.build(), **self.options)
 
-    def encrypt(self, key: int, block: int) -> int:
-        return self.core.encrypt(key, block)
-
-    def decrypt(self, key: int, block: int) -> int:
-        return self.core.decrypt(key, block)
-
-    def vectors(self) -> list:
-        return self.core.vectors()
-
     def papers(self) -> list:
         return []
 
