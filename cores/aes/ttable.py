@@ -4,7 +4,7 @@ one look-up) with three blocks interleaved, and round keys expanded once into bl
 See :class:`TTableAES` for the architecture, its cycle counts and its byte order.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
