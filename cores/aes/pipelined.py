@@ -4,17 +4,17 @@ Each round looks its 16 state bytes up in tables of ``S(x)`` and ``{02}·S(x)`` 
 two columns of a T-table that are not derived by XOR), so a round is a look-up, an XOR of at most
 six terms per bit (MixColumns and AddRoundKey together) and a register, which addresses the next
 round's look-up. The tables are block RAM read through two registers (the RAM's address register
-and, on ECP5, its own output register), so a round is three pipeline stages and no path crosses
-a RAM's slow clock-to-output.
+and, on ECP5, its own output register: :class:`~cores.aes.block_ram.RegisteredRom`), so a round is
+three pipeline stages and no path crosses a RAM's slow clock-to-output.
 """
 
 import itertools
+from dataclasses import dataclass
 
-from amaranth.hdl import C, Cat, ClockSignal, Const, Instance, Module, Signal, unsigned
-from amaranth.lib import memory, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import C, Cat, Module, Signal
 
 from ..cipher import BlockCipher
+from .block_ram import RegisteredRom, ecp5_85f_site
 from .gf import xtime
 from .reference import check_key_bits
 from .round import join_bytes, state_bytes
@@ -22,7 +22,8 @@ from .sbox import SBOX
 from .transforms import KEY_WORDS, MIX_COLUMNS, ROUNDS, SHIFT_ROWS, key_word_kind, rcon
 
 
-__all__ = ["LOOKUP_TABLE", "KeyStep", "key_expansion_plan", "TableLookup", "PipelinedAES"]
+__all__ = ["LOOKUP_TABLE", "KeyStep", "key_expansion_plan", "SECTION_ROUNDS",
+           "ecp5_85f_floorplan", "PipelinedAES"]
 
 
 #: The table every look-up reads: ``S(x)`` in bits 7..0 and ``{02}·S(x)`` in bits 15..8.
@@ -30,23 +31,21 @@ __all__ = ["LOOKUP_TABLE", "KeyStep", "key_expansion_plan", "TableLookup", "Pipe
 LOOKUP_TABLE = tuple(SBOX[x] | xtime(SBOX[x]) << 8 for x in range(256))
 
 
-class KeyStep(tuple):
-    """One cycle of the key expansion: ``(shift, kind, rcon_byte)``.
+@dataclass(frozen=True)
+class KeyStep:
+    """One cycle of the key expansion."""
+    #: The key-word chain takes a new word on the edge that ends this cycle.
+    shift: bool
+    #: How the word being computed transforms the word before it: ``"rot_sub_rcon"``, ``"sub"``
+    #: or ``None`` (as :func:`~cores.aes.transforms.key_word_kind`).
+    kind: str | None
+    #: The round constant added to the word's most significant byte (0 if none).
+    rcon_byte: int
 
-    ``shift``: the key-word chain takes a new word on the edge that ends this cycle. ``kind``:
-    how the word being computed transforms the word before it (``"rot_sub_rcon"``, ``"sub"`` or
-    ``None``, as :func:`~cores.aes.transforms.key_word_kind`); ``rcon_byte``: the round constant
-    added to its most significant byte (0 if none).
-    """
-    __slots__ = ()
 
-    def __new__(cls, shift, kind, rcon_byte):
-        return super().__new__(cls, (shift, kind, rcon_byte))
-
-    shift = property(lambda self: self[0])
-    kind = property(lambda self: self[1])
-    rcon_byte = property(lambda self: self[2])
-
+#: Rounds per section of the pipe: each section has a clock enable of its own (see
+#: :class:`PipelinedAES`).
+SECTION_ROUNDS = 3
 
 #: Cycles a key word takes when it goes through SubWord: the S-box look-up has two registers
 #: (address and output), then the XOR and the chain's register.
@@ -67,117 +66,25 @@ def key_expansion_plan(key_bits: int) -> tuple:
     return tuple(plan)
 
 
-#: The rows of block RAM on the ECP5 85F die (LFE5U-85F, LFE5UM-85F, LFE5UM5G-85F), as nextpnr
-#: numbers them: each holds 13 groups of 4 ``DP16KD`` (read off nextpnr's placement of 208 RAMs).
-ECP5_85F_RAM_ROWS = (82, 70, 46, 22)
+#: The block RAM rows of the ECP5 85F die, in the order the floorplan fills them.
+FLOORPLAN_ROWS = (82, 70, 46, 22)
 
 
 def ecp5_85f_floorplan(count: int) -> list:
-    """``count`` block RAM sites of the ECP5 85F die (nextpnr ``BEL`` names) along one snake:
-    row 82 left to right, row 70 right to left, and so on, so that consecutive sites are
-    neighbours. Each row gives its first 12 groups (six rounds of 8 RAMs): a round split between
-    two rows had the critical path."""
+    """``count`` block RAM sites of the ECP5 85F die (nextpnr ``BEL`` names, see
+    :func:`~cores.aes.block_ram.ecp5_85f_site`) along one snake: row 82 left to right, row 70
+    right to left, and so on, so that consecutive sites are neighbours. Each row gives its first
+    12 groups of 4 sites (six rounds of 8 RAMs): a round split between two rows had the critical
+    path."""
     sites = []
-    for index, row in enumerate(ECP5_85F_RAM_ROWS):
+    for index, row in enumerate(FLOORPLAN_ROWS):
         order = (lambda values: values) if index % 2 == 0 else reversed
         for group in order(range(12)):
             for k in order(range(4)):
-                # Groups of four sites, 9 columns apart; the die's centre adds 2 columns.
-                x = 4 + 9 * group + 2 * k + (2 if group >= 7 else 0)
-                sites.append(f"X{x}/Y{row}/EBR{k}")
+                sites.append(ecp5_85f_site(row, group, k))
     if count > len(sites):
         raise ValueError(f"the floorplan has {len(sites)} block RAM sites, not {count}")
     return sites[:count]
-
-
-class TableLookup(wiring.Component):
-    """Two look-ups per clock in one table of 256 words, each through two registers.
-
-    On ECP5 this is one ``DP16KD`` in true dual-port 1024x18 mode, each port with its output
-    register (``REGMODE="OUTREG"``): the RAM's clock-to-output then leaves the critical path,
-    which Yosys' block RAM mapping does not offer, so the RAM is instantiated directly. Elsewhere
-    (iCE40, simulation, exported Verilog) it is a :class:`~amaranth.lib.memory.Memory` with two
-    synchronous read ports, each followed by a register: the same cycle behaviour.
-
-    Parameters
-    ----------
-    table : sequence of :class:`int`
-        256 words.
-    width : :class:`int`
-        Bits of a word, at most 18.
-    site : :class:`str` or ``None``
-        On ECP5, the block RAM site nextpnr must place the RAM at (its ``BEL`` name, such as
-        ``"X4/Y82/EBR0"``); ``None`` leaves the choice to the placer.
-
-    Members
-    -------
-    addr_a, addr_b : ``In(8)``
-        The two addresses, taken on an edge where ``en`` is high.
-    en : ``In(1)``
-        Enables both registers of both ports.
-    data_a, data_b : ``Out(width)``
-        The words at the addresses taken two enabled edges earlier.
-    """
-    def __init__(self, table, *, width: int, site: str | None = None):
-        if len(table) != 256 or not 0 < width <= 18 or any(word >> width for word in table):
-            raise ValueError("table must be 256 words of at most 18 bits")
-        self._table = tuple(table)
-        self._width = width
-        self._site = site
-        super().__init__({
-            "addr_a": In(8), "addr_b": In(8), "en": In(1),
-            "data_a": Out(width), "data_b": Out(width),
-        })
-
-    @staticmethod
-    def initial_values(table) -> dict:
-        """The ``INITVAL_00`` .. ``INITVAL_3F`` parameters of a ``DP16KD`` in 1024x18 mode
-        holding ``table`` at addresses 0 onwards: each holds 16 words, word ``k`` in bits
-        ``20 * k`` to ``20 * k + 17`` (as Yosys' own ECP5 block RAM mapping writes them)."""
-        words = list(table) + [0] * (1024 - len(table))
-        values = {}
-        for row in range(64):
-            value = 0
-            for k in range(16):
-                value |= words[16 * row + k] << (20 * k)
-            values[f"INITVAL_{row:02X}"] = value
-        return values
-
-    def elaborate(self, platform):
-        m = Module()
-        ports = (("A", self.addr_a, self.data_a), ("B", self.addr_b, self.data_b))
-        if getattr(platform, "family", None) == "ecp5":
-            kwargs = {f"p_{name}": Const(value, 320)
-                      for name, value in self.initial_values(self._table).items()}
-            kwargs.update(p_GSR="AUTO", p_RESETMODE="SYNC", p_ASYNC_RESET_RELEASE="SYNC")
-            if self._site is not None:
-                kwargs["a_BEL"] = self._site
-            for port, addr, data in ports:
-                # In 18-bit mode the word address is ADx13..ADx4 (ADx1..0 are byte enables).
-                address = Cat(C(0, 4), addr, C(0, 2))
-                data_out = Signal(18, name=f"do{port.lower()}")
-                kwargs.update({
-                    f"p_DATA_WIDTH_{port}": 18, f"p_REGMODE_{port}": "OUTREG",
-                    f"p_CSDECODE_{port}": "0b000", f"p_WRITEMODE_{port}": "NORMAL",
-                    f"i_CLK{port}": ClockSignal("sync"), f"i_CE{port}": self.en,
-                    f"i_OCE{port}": self.en, f"i_WE{port}": C(0), f"i_RST{port}": C(0),
-                    **{f"i_CS{port}{bit}": C(0) for bit in range(3)},
-                    **{f"i_AD{port}{bit}": address[bit] for bit in range(14)},
-                    **{f"i_DI{port}{bit}": C(0) for bit in range(18)},
-                    **{f"o_DO{port}{bit}": data_out[bit] for bit in range(18)},
-                })
-                m.d.comb += data.eq(data_out[:self._width])
-            m.submodules.ram = Instance("DP16KD", **kwargs)
-            return m
-
-        m.submodules.ram = ram = memory.Memory(shape=unsigned(self._width), depth=256,
-                                               init=self._table, attrs={"ram_style": "block"})
-        for port, addr, data in ports:
-            read = ram.read_port(domain="sync", transparent_for=())
-            m.d.comb += [read.addr.eq(addr), read.en.eq(self.en)]
-            with m.If(self.en):
-                m.d.sync += data.eq(read.data)
-        return m
 
 
 class PipelinedAES(BlockCipher):
@@ -185,36 +92,44 @@ class PipelinedAES(BlockCipher):
     on every clock edge.
 
     Pipeline: stage 0 registers the block with the first AddRoundKey. Round r (1..Nr) looks its
-    16 state bytes up in 8 :class:`TableLookup` (two bytes each), which hold ``S(x)`` and
+    16 state bytes up in 8 tables of two ports (:class:`~cores.aes.block_ram.RegisteredRom`, a
+    ``DP16KD`` each on ECP5), which hold ``S(x)`` and
     ``{02}·S(x)`` (:data:`LOOKUP_TABLE`); the look-up takes two register stages (the RAM's
-    address and output registers). SubBytes, ShiftRows, MixColumns and AddRoundKey then end in
-    one XOR of at most six terms per bit (``{03}·S`` is ``{02}·S ^ S``), registered in the
-    round's third stage, which is the address of the next round's look-up; in the last round
-    the XOR (ShiftRows of ``S``, and the round key) goes into the output register. So a block
-    goes through 3 Nr + 1 registers, and every path between two of them is one route and at
-    most two LUTs. A ``valid`` bit travels with each block.
+    address and output registers). SubBytes, ShiftRows, MixColumns and AddRoundKey end in an
+    XOR of six terms per bit (``{03}·S`` is ``{02}·S ^ S``): four of them are XORed into the
+    round's third register, the other two and the round key on the way to the next round's
+    RAMs, so that every path has at most one LUT. In the last round the XOR (ShiftRows of
+    ``S``, and the round key) goes into the output register. A ``valid`` bit travels with each
+    block.
 
-    Back-pressure: every stage moves on the edges where ``run`` is high, one clock enable for
-    the whole pipe (the RAMs' registers included), so no block is lost or duplicated. ``run``
-    is a register, computed a cycle ahead, so that the consumer's ``output.ready`` does not
-    reach ~3,000 enables across the die: when the consumer stops taking results, the result
-    that comes out of the pipe on the next edge waits in a spare register behind the output
-    register, and the pipe stands still until the output register has taken it.
+    Back-pressure: the pipe is cut into sections of :data:`SECTION_ROUNDS` rounds, each ending
+    in a register with a spare one beside it (the last section's is the output register).
+    Every stage of a section, the RAMs' registers included, moves on the edges where the
+    section's ``run`` is high, so no block is lost or duplicated. ``run`` is a register,
+    computed a cycle ahead from the section's end: when the next section (or the consumer)
+    stops taking blocks, the block that comes out of the section on the next edge waits in
+    the spare, and the section stands still until its end register has taken it. So no
+    enable depends on ``output.ready`` in the same cycle, and each reaches one section of the
+    die only. With ``output.ready`` high the spares are never used.
 
     Round keys are expanded once per key load and held in registers: a chain of the
     4 (Nr + 1) key words, into which the expansion shifts one word at a time, ``w[i] =
-    w[i - Nk] ^ t(w[i - 1])``, with SubWord looked up in two more :class:`TableLookup`. After the
+    w[i - Nk] ^ t(w[i - 1])``, with SubWord looked up in two more tables. After the
     expansion word ``w[j]`` sits in link ``j`` of the chain and each round reads its key from
     fixed links. No round key is computed while blocks run.
 
     **A key change waits for the blocks in flight**: the round keys are shared by every block in
-    the pipe, so ``key.ready`` is high only when the pipe and both output registers are empty,
-    and while ``key.valid`` is high no block enters (the pipe drains, then the key loads). A key
-    transferred while the previous one is still being expanded restarts the expansion.
+    the pipe, so ``key.ready`` is high only when no block is in the pipe (nor in an end or spare
+    register), and while ``key.valid`` is high no block enters (the pipe drains, then the key
+    loads). A key transferred while the previous one is still being expanded restarts the
+    expansion.
 
     On the ECP5 85F die (``LFE5U-85F``, ``LFE5UM-85F``, ``LFE5UM5G-85F``) the block RAMs are
     placed by the core (:func:`ecp5_85f_floorplan`): round after round along the RAM rows, so
-    that each round's RAMs are neighbours. Elsewhere the placer chooses.
+    that each round's RAMs are neighbours. Elsewhere the placer chooses. ``DP16KD`` are
+    instantiated on every ECP5 (for their output registers); elsewhere the tables are
+    :class:`~amaranth.lib.memory.Memory` (the core needs 8 Nr + 2 block RAMs: 82, 98 or 114,
+    which no iCE40 has).
 
     Parameters
     ----------
@@ -236,7 +151,7 @@ class PipelinedAES(BlockCipher):
         still.
     output : ``Out(stream.Signature(unsigned(128)))``
         The ciphertexts in the same byte order, in order; the payload is the output register.
-        With ``output.ready`` low the core holds up to :attr:`stages` + 1 blocks.
+        With ``output.ready`` low the core holds up to :attr:`stages` + :attr:`spares` blocks.
 
     Cycle counts
     ------------
@@ -245,13 +160,14 @@ class PipelinedAES(BlockCipher):
     ====================  =======  =======  =======
     figure                AES-128  AES-192  AES-256
     ====================  =======  =======  =======
-    latency               31       37       43
+    latency               34       40       47
     initiation interval   1        1        1
     key load              63       65       81
     ====================  =======  =======  =======
 
-    * latency (:attr:`latency`): 3 Nr + 1 register stages from the edge where a block transfers
-      in to the edge where its result transfers out (the input stage, three per round).
+    * latency (:attr:`latency`): the :attr:`stages` from the edge where a block transfers in to
+      the edge where its result transfers out: the input stage, three per round and the end
+      register of each section but the last (3 Nr + 1 + ceil(Nr / 3) - 1).
     * initiation interval (:attr:`initiation_interval`): 1.
     * key load (:attr:`key_load_cycles`): the key is captured on its transfer edge and put in the
       chain on the next; one edge later (the expansion's first step is decoded meanwhile) each
@@ -289,12 +205,18 @@ class PipelinedAES(BlockCipher):
     def stages(self) -> int:
         """Register stages a block goes through: the input stage, three per round (the look-up's
         address and output registers, and the register after the round's XOR, which in the last
-        round is the output register)."""
-        return 3 * self.rounds + 1
+        round is the output register), and the end register of each section but the last."""
+        return 3 * self.rounds + 1 + len(self._sections()) - 1
+
+    @property
+    def spares(self) -> int:
+        """Spare registers, one per section: with ``output.ready`` low the core holds
+        :attr:`stages` + :attr:`spares` blocks."""
+        return len(self._sections())
 
     @property
     def block_rams(self) -> int:
-        """Tables of :class:`TableLookup` (block RAMs): 8 per round and 2 for the key expansion."""
+        """Tables of two ports (block RAMs): 8 per round and 2 for the key expansion."""
         return 8 * self.rounds + 2
 
     @property
@@ -314,20 +236,18 @@ class PipelinedAES(BlockCipher):
 
     def elaborate(self, platform):
         m = Module()
-        nr, nk = self.rounds, KEY_WORDS[self._key_bits]
+        nr = self.rounds
+        sections = self._sections()
 
-        # Handshake. Every stage but the output moves on an edge where `run` is high; `run` is
-        # a register (computed from the output slots a cycle ahead), so the consumer's `ready`
-        # never reaches the clock enables of the ~3,000 registers and 160 RAM ports spread
-        # along the pipe, which was the critical path. The cost: when the consumer stops
-        # taking results, one more result comes out of the pipe than there is room for in the
-        # output register, and waits in a spare one.
-        # `input.ready` is `run & key_loaded & settled & ~key.valid`, its first three terms
-        # registered together (`accepting`, from their next values), so that `run`, whose
-        # register sits in the middle of its enables, has no other load.
-        valid = Signal(self.stages - 1)     # every stage before the output register
-        run = Signal(init=1)
-        run_next = Signal()
+        # Handshake. The pipe is cut into sections of a few rounds, each ending in a register
+        # with a spare beside it (the last one's is the output register). Every stage of a
+        # section moves on an edge where the section's `run` is high; `run` is a register,
+        # computed from the section's end registers a cycle ahead, so no enable depends on
+        # logic in the same cycle, and each one reaches a section only (a single enable
+        # across the die was the critical path). `input.ready` is `run & key_loaded & settled
+        # & ~key.valid` of the first section, its first three terms registered together
+        # (`accepting`, from their next values), so that `run` has no other load.
+        runs = [Signal(init=1, name=f"run_{k}") for k in range(len(sections))]
         load_key = Signal()
         load_block = Signal()
         key_loaded = Signal()
@@ -339,14 +259,20 @@ class PipelinedAES(BlockCipher):
             self.input.ready.eq(accepting & ~self.key.valid),
             load_block.eq(self.input.valid & self.input.ready),
         ]
-        with m.If(run):
-            m.d.sync += valid.eq(Cat(load_block, valid[:-1]))
         m.d.sync += [
             key_loaded.eq(key_loaded | load_key),
             settled.eq(settled_next),
-            run.eq(run_next),
-            accepting.eq(run_next & (key_loaded | load_key) & settled_next),
         ]
+        # `key.ready`: no block in the core. The blocks in it are counted (one-hot, bit n for
+        # n blocks) from the two transfers alone, so that `key.ready` does not gather the valid
+        # bits of every section across the die in one cycle (which was the critical path).
+        occupancy = Signal(self.stages + self.spares + 1, init=1)
+        leaving = self.output.valid & self.output.ready
+        with m.If(load_block & ~leaving):
+            m.d.sync += occupancy.eq(Cat(C(0, 1), occupancy[:-1]))
+        with m.Elif(leaving & ~load_block):
+            m.d.sync += occupancy.eq(Cat(occupancy[1:], C(0, 1)))
+        m.d.comb += self.key.ready.eq(occupancy[0])
 
         # On the ECP5 85F die the RAMs go in a row, round after round, then the key's two: left to
         # itself, nextpnr scattered each round's RAMs over the die (91 MHz, every critical path
@@ -358,100 +284,108 @@ class PipelinedAES(BlockCipher):
 
         round_keys = self._key_expansion(m, load_key, settled, settled_next, sites[8 * nr:])
 
-        # Stage 0: the block and round key 0. The datapath registers have no reset: only
-        # `valid` says what they hold.
+        # Stage 0: the block and round key 0. The datapath registers have no reset: only the
+        # valid bits say what they hold.
         stage_0 = Signal(128, reset_less=True)
-        with m.If(run):
+        with m.If(runs[0]):
             m.d.sync += stage_0.eq(self.input.payload.block ^ round_keys[0])
 
-        # Round r: the look-up (two stages), then the round's third register, which holds
-        # the XOR of four of the five look-up terms of each bit (`partial`, one LUT after the
-        # RAMs) and the S bytes themselves (`delayed`); the fifth term and the round key are
-        # added after it (one more LUT), on the way to the next round's RAMs. Every path is
-        # then one LUT between two registers.
-        state = stage_0
-        for r in range(1, nr + 1):
-            looked_up = self._look_up(m, state, run, f"round_{r}",
-                                      sites[8 * (r - 1):8 * r])
-            substituted = [word[:8] for word in looked_up]
-            doubled = [word[8:] for word in looked_up]
-            key_bytes = state_bytes(round_keys[r])
-            if r == nr:
-                state = Signal(128, name=f"state_{r}")
-                m.d.comb += state.eq(join_bytes(
-                    substituted[SHIFT_ROWS[i]] ^ key_bytes[i] for i in range(16)))
-                break
-            partial = Signal(128, name=f"partial_{r}", reset_less=True)
-            delayed = Signal(128, name=f"delayed_{r}", reset_less=True)
-            late_lanes = []
-            early = []
-            for i in range(16):
-                terms, late_lane = self._mix_terms(i, substituted, doubled)
-                value = terms[0]
-                for term in terms[1:]:
-                    value = value ^ term
-                early.append(value)
-                late_lanes.append(late_lane)
+        state, entering = stage_0, load_block
+        for k, rounds in enumerate(sections):
+            run, last_section = runs[k], k == len(sections) - 1
+            # The section's stages before its end register: three a round (two in the last
+            # round, whose third is the output register), and stage 0 in the first section.
+            valid = Signal(3 * len(rounds) + (k == 0) - last_section, name=f"valid_{k}")
             with m.If(run):
-                m.d.sync += [partial.eq(join_bytes(early)), delayed.eq(join_bytes(substituted))]
-            partial_bytes, delayed_bytes = state_bytes(partial), state_bytes(delayed)
-            state = Signal(128, name=f"state_{r}")
-            m.d.comb += state.eq(join_bytes(
-                partial_bytes[i] ^ delayed_bytes[late_lanes[i]] ^ key_bytes[i]
-                for i in range(16)))
-
-        self._output_slots(m, state, valid[-1], run_next, load_block, valid)
+                m.d.sync += valid.eq(Cat(entering, valid[:-1]))
+            for r in rounds:
+                state = self._round(m, r, state, round_keys[r], run,
+                                    sites[8 * (r - 1):8 * r])
+            if last_section:
+                end, end_valid, ready = self.output.payload, self.output.valid, self.output.ready
+            else:
+                end = Signal(128, name=f"section_{k}", reset_less=True)
+                end_valid, ready = Signal(name=f"section_{k}_valid"), runs[k + 1]
+            spare_valid_next = self._section_end(
+                m, f"section_{k}", state, valid[-1], ready, end, end_valid)
+            m.d.sync += run.eq(~spare_valid_next)
+            if k == 0:
+                m.d.sync += accepting.eq(~spare_valid_next & (key_loaded | load_key) &
+                                         settled_next)
+            state, entering = end, end_valid
         return m
 
-    def _output_slots(self, m, result, arriving, run_next, load_block, valid):
-        """The output register (``output.payload``) and the spare register behind it.
+    def _sections(self) -> list:
+        """The rounds of each section: :data:`SECTION_ROUNDS` at a time."""
+        rounds = list(range(1, self.rounds + 1))
+        return [rounds[i:i + SECTION_ROUNDS] for i in range(0, len(rounds), SECTION_ROUNDS)]
 
-        ``result`` is the last round's result, ``arriving`` its valid bit: it arrives on an
-        edge where ``run`` is high. It goes into the output register if that is free or being
-        taken, else into the spare, which then stops the pipe (``run`` low) until the output
-        register, taken, has been refilled from it: drives ``run_next``, which ``run`` takes on
-        every edge. Also drives ``key.ready``: high when no block is in the pipe or in either
-        register (``empty``, registered).
+    def _round(self, m, r, state, round_key, en, sites):
+        """Round ``r`` on ``state`` (the register or the value that addresses its look-ups):
+        the look-up (two stages), then the round's third register, which holds the XOR of four
+        of the five look-up terms of each bit (``partial``, one LUT after the RAMs) and the S
+        bytes themselves (``delayed``); the fifth term and the round key are added after it
+        (one more LUT), on the way to the next round's RAMs, so every path is one LUT between
+        two registers. Returns the round's result; in the last round, ShiftRows(S) and the
+        round key, straight from the RAMs (its third register is the output register)."""
+        looked_up = self._look_up(m, state, en, f"round_{r}", sites)
+        substituted = [word[:8] for word in looked_up]
+        doubled = [word[8:] for word in looked_up]
+        key_bytes = state_bytes(round_key)
+        result = Signal(128, name=f"state_{r}")
+        if r == self.rounds:
+            m.d.comb += result.eq(join_bytes(
+                substituted[SHIFT_ROWS[i]] ^ key_bytes[i] for i in range(16)))
+            return result
+        partial = Signal(128, name=f"partial_{r}", reset_less=True)
+        delayed = Signal(128, name=f"delayed_{r}", reset_less=True)
+        late_lanes, early = [], []
+        for i in range(16):
+            terms, late_lane = self._mix_terms(i, substituted, doubled)
+            value = terms[0]
+            for term in terms[1:]:
+                value = value ^ term
+            early.append(value)
+            late_lanes.append(late_lane)
+        with m.If(en):
+            m.d.sync += [partial.eq(join_bytes(early)), delayed.eq(join_bytes(substituted))]
+        partial_bytes, delayed_bytes = state_bytes(partial), state_bytes(delayed)
+        m.d.comb += result.eq(join_bytes(
+            partial_bytes[i] ^ delayed_bytes[late_lanes[i]] ^ key_bytes[i] for i in range(16)))
+        return result
+
+    @staticmethod
+    def _section_end(m, name, result, arriving, ready, end, end_valid):
+        """A section's end register ``end`` (valid bit ``end_valid``) and the spare register
+        beside it; returns the next value of the spare's valid bit.
+
+        ``result`` arrives, if ``arriving``, on an edge where the section runs. It goes into
+        the end register if that is free or being taken (``end_valid & ready``), else into
+        the spare, which then stops the section until the end register, taken, has taken the
+        spare's block.
         """
-        spare = Signal(128, reset_less=True)
-        spare_valid = Signal()
-        taken = Signal()
-        empty = Signal(init=1)
-        m.d.comb += [
-            self.key.ready.eq(empty),
-            taken.eq(self.output.valid & self.output.ready),
-        ]
-        output_valid_next = Signal()
-        spare_valid_next = Signal()
+        spare = Signal(128, name=f"{name}_spare", reset_less=True)
+        spare_valid = Signal(name=f"{name}_spare_valid")
+        end_valid_next = Signal(name=f"{name}_valid_next")
+        spare_valid_next = Signal(name=f"{name}_spare_valid_next")
+        taken = end_valid & ready
         with m.If(spare_valid):
-            # The pipe stands still; the output register takes the spare when it is taken.
-            m.d.comb += [output_valid_next.eq(1), spare_valid_next.eq(~taken)]
+            # The section stands still; the end register takes the spare when it is taken.
+            m.d.comb += [end_valid_next.eq(1), spare_valid_next.eq(~taken)]
             with m.If(taken):
-                m.d.sync += self.output.payload.eq(spare)
+                m.d.sync += end.eq(spare)
         with m.Else():
             m.d.comb += [
-                output_valid_next.eq(arriving | (self.output.valid & ~taken)),
-                spare_valid_next.eq(arriving & self.output.valid & ~taken),
+                end_valid_next.eq(arriving | (end_valid & ~taken)),
+                spare_valid_next.eq(arriving & end_valid & ~taken),
             ]
             with m.If(arriving):
-                with m.If(self.output.valid & ~taken):
+                with m.If(end_valid & ~taken):
                     m.d.sync += spare.eq(result)
                 with m.Else():
-                    m.d.sync += self.output.payload.eq(result)
-        m.d.sync += [
-            self.output.valid.eq(output_valid_next),
-            spare_valid.eq(spare_valid_next),
-        ]
-        m.d.comb += run_next.eq(~spare_valid_next)
-        # Empty after this edge: both registers, and every stage. If the pipe runs on this edge
-        # its stages shift (so they are empty after it if no block enters and the stages
-        # before the last are empty); if it stands still the spare holds a result and the
-        # output register will hold one, so the terms below are low anyway: `run` need not
-        # be read. `keep`: the NOR of the stages is a net of its own, the handshake terms come
-        # after it (as in PipelinedPRESENT).
-        inner_empty = Signal(attrs={"keep": 1})
-        m.d.comb += inner_empty.eq(valid[:-1] == 0)
-        m.d.sync += empty.eq(~output_valid_next & ~spare_valid_next & ~load_block & inner_empty)
+                    m.d.sync += end.eq(result)
+        m.d.sync += [end_valid.eq(end_valid_next), spare_valid.eq(spare_valid_next)]
+        return spare_valid_next
 
     @staticmethod
     def _mix_terms(i, substituted, doubled) -> tuple:
@@ -487,15 +421,13 @@ class PipelinedAES(BlockCipher):
         data = state_bytes(state)
         words = [None] * 16
         for pair in range(8):
-            lookup = TableLookup(LOOKUP_TABLE, width=16, site=sites[pair])
-            m.submodules[f"{name}_lookup_{pair}"] = lookup
-            lane_a, lane_b = SHIFT_ROWS[2 * pair], SHIFT_ROWS[2 * pair + 1]
-            m.d.comb += [
-                lookup.addr_a.eq(data[lane_a]),
-                lookup.addr_b.eq(data[lane_b]),
-                lookup.en.eq(en),
-            ]
-            words[lane_a], words[lane_b] = lookup.data_a, lookup.data_b
+            table = RegisteredRom(LOOKUP_TABLE, width=16, ports=2, sites=[sites[pair]])
+            m.submodules[f"{name}_lookup_{pair}"] = table
+            lanes = SHIFT_ROWS[2 * pair], SHIFT_ROWS[2 * pair + 1]
+            for port, lane in enumerate(lanes):
+                m.d.comb += table.addr[port].eq(data[lane])
+                words[lane] = table.data[port]
+            m.d.comb += table.en.eq(en)
         return words
 
     def _key_expansion(self, m, load_key, settled, settled_next, sites) -> list:
@@ -583,16 +515,14 @@ class PipelinedAES(BlockCipher):
             with m.Else():
                 m.d.comb += sub_input.eq(last.rotate_left(8))
         sub_bytes = []
+        data = [sub_input[8 * (3 - b):8 * (4 - b)] for b in range(4)]   # MSB first
         for pair in range(2):
-            lookup = TableLookup(LOOKUP_TABLE, width=16, site=sites[pair])
-            m.submodules[f"key_lookup_{pair}"] = lookup
-            data = [sub_input[8 * (3 - b):8 * (4 - b)] for b in range(4)]   # MSB first
-            m.d.comb += [
-                lookup.addr_a.eq(data[2 * pair]),
-                lookup.addr_b.eq(data[2 * pair + 1]),
-                lookup.en.eq(1),
-            ]
-            sub_bytes += [lookup.data_a[:8], lookup.data_b[:8]]
+            table = RegisteredRom(LOOKUP_TABLE, width=16, ports=2, sites=[sites[pair]])
+            m.submodules[f"key_lookup_{pair}"] = table
+            m.d.comb += table.en.eq(1)
+            for port in range(2):
+                m.d.comb += table.addr[port].eq(data[2 * pair + port])
+                sub_bytes.append(table.data[port][:8])
         sub_word = Cat(*reversed(sub_bytes))
 
         new_word = Signal(32)
