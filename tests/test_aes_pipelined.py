@@ -10,7 +10,7 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from cores.aes import PipelinedAES, block_ram
+from cores.aes import PipelinedAES
 from cores.aes.gf import gf_mul
 from cores.aes.pipelined import (LOOKUP_TABLE, SUB_WORD_CYCLES, ecp5_85f_floorplan,
                                  key_expansion_plan)
@@ -24,8 +24,9 @@ from .helpers import (LoadKey, Process, aes_oracle, check_idle_without_key, chec
                       key_groups, pulse_reset, run_testbench, simulate_cipher, stream_get,
                       stream_put)
 from .nist import aesavs_ecb_vectors
-# The model of the DP16KD primitive lives with the tests of cores/aes/block_ram.py.
-from .test_aes_ttable import DP16KDModel
+# The model of the DP16KD primitive, its fixture and the platforms the core asks about live
+# with the tests of cores/aes/block_ram.py.
+from .test_aes_ttable import ECP5, ECP5_85F, dp16kd_model   # noqa: F401 (a fixture)
 
 
 KEY_SIZES = (128, 192, 256)
@@ -294,30 +295,12 @@ def test_reset_with_blocks_in_flight_leaves_an_empty_pipe_without_key():
 
 # The ECP5 form: DP16KD instances and their sites.
 
-class ECP5:
-    """Just what the core and :mod:`cores.aes.block_ram` ask of a platform."""
-    family = "ecp5"
-    device = "LFE5U-25F"
-
-
-class ECP5_85F(ECP5):
-    device = "LFE5U-85F"
-
-
 def ecp5_form(key_bits, device):
     """The core as it is built for ``device``, every submodule elaborated for it."""
     class ECP5Form(PipelinedAES):
         def elaborate(self, platform):
             return Fragment.get(super().elaborate(device()), device())
     return ECP5Form(key_bits)
-
-
-@pytest.fixture
-def dp16kd_model(monkeypatch):
-    monkeypatch.setattr(block_ram, "Instance", DP16KDModel)
-    DP16KDModel.instances = 0
-    DP16KDModel.sites = []
-    return DP16KDModel
 
 
 def test_ecp5_85f_form_with_a_model_of_dp16kd(dp16kd_model):
