@@ -262,10 +262,10 @@ _SBY_TOOLS = {
 
 
 def sby_tools(directory: pathlib.Path) -> dict:
-    """Write a wrapper per tool sby calls by its plain name into ``directory`` (each ``exec``\\ s
-    the YoWASP command, from ``PATH`` or next to the running Python) and return the environment to
-    run sby in: ``directory`` first on ``PATH``, and the variables sby would read instead
-    (``YOSYS``, ``SMTBMC``, ``WITNESS``) pointing at the wrappers.
+    """Write a wrapper per tool sby calls by its plain name into ``directory`` (a shell script
+    that runs the YoWASP command, from ``PATH`` or next to the running Python) and return the
+    environment to run sby in: ``directory`` first on ``PATH``, and the variables sby would read
+    instead (``YOSYS``, ``SMTBMC``, ``WITNESS``) pointing at the wrappers.
 
     Runs boolector once, so that YoWASP's one-time "Preparing to run" notice (printed on standard
     output while it compiles the WebAssembly) does not land in the solver's pipe.
@@ -343,7 +343,9 @@ def prove_contract(core: BlockCipher, depth: int, *, latency: int | None = None,
     multiplexers for the solver (``smtbmc --nomem``) instead of SMT arrays.
 
     The engine is ``smtbmc --nopresat boolector``: ``--presat`` checks that the assumptions can be
-    met before each step, and the harness assumes nothing (it doubled the run time, or worse).
+    met before each step, and the harness assumes nothing (it doubled the run time, or worse);
+    with ``zero_data`` the assumptions are met by zero payloads. No VCD is written (``vcd off``):
+    the result names the failed property and its step.
     The run happens in a temporary directory (YoWASP tools see only the directory they run in and
     below), removed afterwards. Raises :exc:`subprocess.TimeoutExpired` after ``timeout``
     seconds, with sby and its tools ended."""
