@@ -290,6 +290,14 @@ class PipelinedAES(BlockCipher):
         with m.If(runs[0]):
             m.d.sync += stage_0.eq(self.input.payload.block ^ round_keys[0])
 
+        # What a section's end sees of the next section's `run`: a copy of it, kept at the
+        # boundary (the next section's `run` sits in the middle of its enables, a section away
+        # from here, which was the critical path). Without a reset, unlike `run`, so that
+        # synthesis does not merge the two: after a reset the end register is empty, so the
+        # copy's value does not matter until its first edge.
+        ready_copies = [Signal(name=f"run_{k + 1}_at_section_{k}", reset_less=True)
+                        for k in range(len(sections) - 1)]
+
         state, entering = stage_0, load_block
         for k, rounds in enumerate(sections):
             run, last_section = runs[k], k == len(sections) - 1
@@ -305,10 +313,12 @@ class PipelinedAES(BlockCipher):
                 end, end_valid, ready = self.output.payload, self.output.valid, self.output.ready
             else:
                 end = Signal(128, name=f"section_{k}", reset_less=True)
-                end_valid, ready = Signal(name=f"section_{k}_valid"), runs[k + 1]
+                end_valid, ready = Signal(name=f"section_{k}_valid"), ready_copies[k]
             spare_valid_next = self._section_end(
                 m, f"section_{k}", state, valid[-1], ready, end, end_valid)
             m.d.sync += run.eq(~spare_valid_next)
+            if k > 0:
+                m.d.sync += ready_copies[k - 1].eq(~spare_valid_next)
             if k == 0:
                 m.d.sync += accepting.eq(~spare_valid_next & (key_loaded | load_key) &
                                          settled_next)
