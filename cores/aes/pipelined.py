@@ -1,17 +1,16 @@
 """A pipelined AES-128/192/256 encryption core: all rounds unrolled, one block per clock.
 
 Each round looks its 16 state bytes up in tables of ``S(x)`` and ``{02}·S(x)`` side by side (the
-two columns of a T-table that are not derived by XOR), so a round is a look-up, an XOR of at most
-six terms per bit (MixColumns and AddRoundKey together) and a register, which addresses the next
-round's look-up. The tables are block RAM read through two registers (the RAM's address register
-and, on ECP5, its own output register: :class:`~cores.aes.block_ram.RegisteredRom`), so a round is
-three pipeline stages and no path crosses a RAM's slow clock-to-output.
-"""
+two columns of a T-table that are not derived by XOR), then XORs six terms per bit (MixColumns and
+AddRoundKey together), split around a register, into the next round's look-up addresses. The
+tables are block RAM read through two registers (the RAM's address register and, on ECP5, its own
+output register: :class:`~cores.aes.block_ram.RegisteredRom`), so a round is three pipeline
+stages, no path crosses a RAM's slow clock-to-output, and no datapath path has more than one LUT."""
 
 import itertools
 from dataclasses import dataclass
 
-from amaranth.hdl import C, Cat, Module, Signal
+from amaranth.hdl import C, Cat, Module, Mux, Signal
 
 from ..cipher import BlockCipher
 from .block_ram import RegisteredRom, ecp5_85f_site
@@ -22,8 +21,8 @@ from .sbox import SBOX
 from .transforms import KEY_WORDS, MIX_COLUMNS, ROUNDS, SHIFT_ROWS, key_word_kind, rcon
 
 
-__all__ = ["LOOKUP_TABLE", "KeyStep", "key_expansion_plan", "SECTION_ROUNDS",
-           "ecp5_85f_floorplan", "PipelinedAES"]
+__all__ = ["LOOKUP_TABLE", "KeyStep", "SUB_WORD_CYCLES", "key_expansion_plan", "SECTION_ROUNDS",
+           "FLOORPLAN_ROWS", "ecp5_85f_floorplan", "PipelinedAES"]
 
 
 #: The table every look-up reads: ``S(x)`` in bits 7..0 and ``{02}·S(x)`` in bits 15..8.
@@ -103,14 +102,14 @@ class PipelinedAES(BlockCipher):
     block.
 
     Back-pressure: the pipe is cut into sections of :data:`SECTION_ROUNDS` rounds, each ending
-    in a register with a spare one beside it (the last section's is the output register).
-    Every stage of a section, the RAMs' registers included, moves on the edges where the
-    section's ``run`` is high, so no block is lost or duplicated. ``run`` is a register,
-    computed a cycle ahead from the section's end: when the next section (or the consumer)
-    stops taking blocks, the block that comes out of the section on the next edge waits in
-    the spare, and the section stands still until its end register has taken it. So no
-    enable depends on ``output.ready`` in the same cycle, and each reaches one section of the
-    die only. With ``output.ready`` high the spares are never used.
+    in a register with a spare one behind it (the last section's is the output register).
+    Every stage of a section, the RAMs' registers and both end registers included, moves on
+    the edges where the section's ``run`` is high, so no block is lost or duplicated. ``run``
+    is a register, computed a cycle ahead: when the next section (or the consumer) does not
+    take the section's last block on an edge where the section moves, that block goes into
+    the spare, and the section stands still until the spare's block has been taken. So no
+    enable depends on ``output.ready`` or on another section, and each reaches one section
+    of the die only. With ``output.ready`` high the spares are never used.
 
     Round keys are expanded once per key load and held in registers: a chain of the
     4 (Nr + 1) key words, into which the expansion shifts one word at a time, ``w[i] =
@@ -150,8 +149,9 @@ class PipelinedAES(BlockCipher):
         the first key has been expanded, while ``key.valid`` is high, and while the pipe stands
         still.
     output : ``Out(stream.Signature(unsigned(128)))``
-        The ciphertexts in the same byte order, in order; the payload is the output register.
-        With ``output.ready`` low the core holds up to :attr:`stages` + :attr:`spares` blocks.
+        The ciphertexts in the same byte order, in order: the output register, or the spare
+        behind it while that holds the older result. With ``output.ready`` low the core holds
+        up to :attr:`stages` + :attr:`spares` blocks.
 
     Cycle counts
     ------------
@@ -240,13 +240,14 @@ class PipelinedAES(BlockCipher):
         sections = self._sections()
 
         # Handshake. The pipe is cut into sections of a few rounds, each ending in a register
-        # with a spare beside it (the last one's is the output register). Every stage of a
+        # with a spare behind it (the last one's is the output register). Every stage of a
         # section moves on an edge where the section's `run` is high; `run` is a register,
-        # computed from the section's end registers a cycle ahead, so no enable depends on
-        # logic in the same cycle, and each one reaches a section only (a single enable
-        # across the die was the critical path). `input.ready` is `run & key_loaded & settled
-        # & ~key.valid` of the first section, its first three terms registered together
-        # (`accepting`, from their next values), so that `run` has no other load.
+        # computed from the section's end a cycle ahead, so no enable depends on logic in the
+        # same cycle, and each one reaches a section only (a single enable across the die,
+        # then enables of the end registers that depended on the next section, were the
+        # critical path). `input.ready` is `run & key_loaded & settled & ~key.valid` with the
+        # first section's `run` (its stage 0 is near the input), `key_loaded & settled`
+        # registered together (`accepting`, from their next values).
         runs = [Signal(init=1, name=f"run_{k}") for k in range(len(sections))]
         load_key = Signal()
         load_block = Signal()
@@ -256,12 +257,13 @@ class PipelinedAES(BlockCipher):
         accepting = Signal()
         m.d.comb += [
             load_key.eq(self.key.valid & self.key.ready),
-            self.input.ready.eq(accepting & ~self.key.valid),
+            self.input.ready.eq(runs[0] & accepting & ~self.key.valid),
             load_block.eq(self.input.valid & self.input.ready),
         ]
         m.d.sync += [
             key_loaded.eq(key_loaded | load_key),
             settled.eq(settled_next),
+            accepting.eq((key_loaded | load_key) & settled_next),
         ]
         # `key.ready`: no block in the core. The blocks in it are counted (one-hot, bit n for
         # n blocks) from the two transfers alone, so that `key.ready` does not gather the valid
@@ -290,14 +292,6 @@ class PipelinedAES(BlockCipher):
         with m.If(runs[0]):
             m.d.sync += stage_0.eq(self.input.payload.block ^ round_keys[0])
 
-        # What a section's end sees of the next section's `run`: a copy of it, kept at the
-        # boundary (the next section's `run` sits in the middle of its enables, a section away
-        # from here, which was the critical path). Without a reset, unlike `run`, so that
-        # synthesis does not merge the two: after a reset the end register is empty, so the
-        # copy's value does not matter until its first edge.
-        ready_copies = [Signal(name=f"run_{k + 1}_at_section_{k}", reset_less=True)
-                        for k in range(len(sections) - 1)]
-
         state, entering = stage_0, load_block
         for k, rounds in enumerate(sections):
             run, last_section = runs[k], k == len(sections) - 1
@@ -309,20 +303,12 @@ class PipelinedAES(BlockCipher):
             for r in rounds:
                 state = self._round(m, r, state, round_keys[r], run,
                                     sites[8 * (r - 1):8 * r])
-            if last_section:
-                end, end_valid, ready = self.output.payload, self.output.valid, self.output.ready
-            else:
-                end = Signal(128, name=f"section_{k}", reset_less=True)
-                end_valid, ready = Signal(name=f"section_{k}_valid"), ready_copies[k]
-            spare_valid_next = self._section_end(
-                m, f"section_{k}", state, valid[-1], ready, end, end_valid)
+            ready = self.output.ready if last_section else runs[k + 1]
+            head_valid, head, spare_valid_next = self._section_end(
+                m, f"section_{k}", state, valid[-1], run, ready)
             m.d.sync += run.eq(~spare_valid_next)
-            if k > 0:
-                m.d.sync += ready_copies[k - 1].eq(~spare_valid_next)
-            if k == 0:
-                m.d.sync += accepting.eq(~spare_valid_next & (key_loaded | load_key) &
-                                         settled_next)
-            state, entering = end, end_valid
+            state, entering = head, head_valid
+        m.d.comb += [self.output.valid.eq(entering), self.output.payload.eq(state)]
         return m
 
     def _sections(self) -> list:
@@ -365,37 +351,28 @@ class PipelinedAES(BlockCipher):
         return result
 
     @staticmethod
-    def _section_end(m, name, result, arriving, ready, end, end_valid):
-        """A section's end register ``end`` (valid bit ``end_valid``) and the spare register
-        beside it; returns the next value of the spare's valid bit.
+    def _section_end(m, name, result, arriving, run, ready) -> tuple:
+        """A section's end register and the spare register behind it; returns the valid bit
+        and the value of the older block they hold (the spare's, if it holds one), which the
+        next section (or ``output``) takes on an edge where ``ready`` is high, and the next
+        value of the spare's valid bit, which stops the section (its ``run``).
 
-        ``result`` arrives, if ``arriving``, on an edge where the section runs. It goes into
-        the end register if that is free or being taken (``end_valid & ready``), else into
-        the spare, which then stops the section until the end register, taken, has taken the
-        spare's block.
+        Both registers move with the section (``run``): the end register takes the section's
+        ``result`` (valid if ``arriving``), the spare takes the end register's block, which
+        matters when that block is not taken on that edge. The section then stands still until
+        the spare's block has been taken. So no enable depends on ``ready``.
         """
+        end = Signal(128, name=f"{name}_end", reset_less=True)
+        end_valid = Signal(name=f"{name}_end_valid")
         spare = Signal(128, name=f"{name}_spare", reset_less=True)
         spare_valid = Signal(name=f"{name}_spare_valid")
-        end_valid_next = Signal(name=f"{name}_valid_next")
         spare_valid_next = Signal(name=f"{name}_spare_valid_next")
-        taken = end_valid & ready
-        with m.If(spare_valid):
-            # The section stands still; the end register takes the spare when it is taken.
-            m.d.comb += [end_valid_next.eq(1), spare_valid_next.eq(~taken)]
-            with m.If(taken):
-                m.d.sync += end.eq(spare)
-        with m.Else():
-            m.d.comb += [
-                end_valid_next.eq(arriving | (end_valid & ~taken)),
-                spare_valid_next.eq(arriving & end_valid & ~taken),
-            ]
-            with m.If(arriving):
-                with m.If(end_valid & ~taken):
-                    m.d.sync += spare.eq(result)
-                with m.Else():
-                    m.d.sync += end.eq(result)
-        m.d.sync += [end_valid.eq(end_valid_next), spare_valid.eq(spare_valid_next)]
-        return spare_valid_next
+        with m.If(run):
+            m.d.sync += [end.eq(result), end_valid.eq(arriving), spare.eq(end)]
+        # The section runs only while the spare is empty: its head is then the end register.
+        m.d.comb += spare_valid_next.eq(Mux(run, end_valid, spare_valid) & ~ready)
+        m.d.sync += spare_valid.eq(spare_valid_next)
+        return spare_valid | end_valid, Mux(spare_valid, spare, end), spare_valid_next
 
     @staticmethod
     def _mix_terms(i, substituted, doubled) -> tuple:
@@ -500,11 +477,12 @@ class PipelinedAES(BlockCipher):
                 decode(done)
         m.d.sync += [Cat(kind, rcon_byte, *shifts, last).eq(Cat(*decoded[:2], *decoded[2],
                                                                  decoded[3]))]
-        # A new key: what is decoded from the previous expansion must not act on it.
+        # A new key: what is decoded from the previous expansion must not act on it. Cleared
+        # where it is decoded, on the key's transfer edge, so that nothing is shifted on the
+        # edge after the key goes into the chain (a shift before it only moves what the key
+        # then replaces); `last` of the previous expansion is ignored on that edge (below).
         with m.If(load_key):
-            m.d.sync += decoded[3].eq(0)
-        with m.If(key_captured):
-            m.d.sync += [shift.eq(0) for shift in shifts] + [last.eq(0)]
+            m.d.sync += [decoded[3].eq(0)] + [shift.eq(0) for shift in decoded[2]]
         # Settled after the plan's last step; a key transferred on that edge (or any other)
         # unsettles the core.
         with m.If(load_key):
