@@ -111,11 +111,15 @@ class GCM(wiring.Component):
         default 16 (10 cycles a block in block RAM, 8 in logic) keeps pace with the round-based
         AES (11 to 15).
     multiplier : :class:`str`
-        GHASH multiplier: ``"bram"`` (the default: two tables of 256 x 128 bits in block RAM,
-        16 ``DP16KD`` on ECP5 or ``SB_RAM40_4K`` on iCE40, filled in 382 edges at each key
-        load, about 450 LUT4 with 16-bit digits) or ``"logic"`` (AND/XOR gates, about 2,000
-        LUT4 with 16-bit digits, no block RAM and no fill). With ``digit_bits=8`` the block-RAM
-        GHASH has one table (8 block RAMs) and takes 18 edges a block.
+        GHASH multiplier: ``"auto"`` (the default: ``"bram"``, except on iCE40 where it is
+        ``"mixed"``), ``"bram"`` (two tables of 256 x 128 bits in block RAM, 16 ``DP16KD`` on
+        ECP5 or ``SB_RAM40_4K`` on iCE40, filled in 382 edges at each key load, about 450 LUT4
+        with 16-bit digits), ``"mixed"`` (one of the two tables replaced by AND/XOR logic: 8
+        block RAMs fewer for about 600 LUT4 more, so that GCM with the round-based AES fits
+        the 30 block RAMs of an iCE40 UP5K; same cycles) or ``"logic"`` (AND/XOR gates, about
+        2,000 LUT4 with 16-bit digits, no block RAM and no fill; with 128-bit digits a whole
+        product a cycle, beside a pipelined AES). With ``digit_bits=8`` the block-RAM GHASH has
+        one table (8 block RAMs) and takes 18 edges a block.
     depth : :class:`int` or ``None``
         Counter blocks in flight in the core; by default ``ceil(latency / initiation_interval)``
         of the core (1 for the round-based AES), or 1 if it does not state them.
@@ -167,10 +171,11 @@ class GCM(wiring.Component):
     encrypted while the AAD is hashed. AAD blocks are absorbed every ``ghash.block_cycles``
     edges. After the last text block GHASH absorbs the lengths block while the core encrypts
     ``J0``: the tag leaves ``2 * ghash.block_cycles + 1`` edges after the last text block (21
-    with the default GHASH; 2 more when decrypting, to check and clear). A key load takes the
-    core's key expansion, one block (``H``) and, with ``multiplier="bram"``, the table fill:
-    the first IV block can be absorbed ``key_load_cycles + latency + 2 +
-    ghash.h_load_cycles - 1`` edges after the key (406 for AES-128 with the default GHASH, 24
+    with the default GHASH; ``latency + 2`` if the core takes longer; 2 more when decrypting,
+    to check and clear). A key load takes the
+    core's key expansion, one block (``H``) and, with tables (any multiplier but
+    ``"logic"``), the table fill: the first IV block can be absorbed ``key_load_cycles +
+    latency + 2 + ghash.h_load_cycles - 1`` edges after the key (406 for AES-128 with the default GHASH, 24
     with ``"logic"``). A reset returns to the idle state with no key loaded.
 
     Byte and bit order
@@ -182,7 +187,7 @@ class GCM(wiring.Component):
     Limits: the AAD and the text each up to ``2**32 - 1`` whole blocks (GCM itself limits the
     text to ``2**32 - 2`` blocks), the IV from 1 byte to ``2**36`` bytes.
     """
-    def __init__(self, core, *, digit_bits: int = 16, multiplier: str = "bram",
+    def __init__(self, core, *, digit_bits: int = 16, multiplier: str = "auto",
                  depth: int | None = None):
         if not isinstance(core, wiring.Component) or \
                 not isinstance(core.signature, BlockCipherSignature):

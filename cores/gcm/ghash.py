@@ -6,7 +6,7 @@
 product: pick ``digit_bits`` so that GHASH keeps pace with the block cipher beside it (16 bits
 beside the round-based AES, whose 11 to 15 cycles a block leave room for its 8 steps).
 
-Two ways to form ``D * H`` are built (``multiplier``):
+Ways to form ``D * H`` (``multiplier``):
 
 * ``"logic"``: AND/XOR gates, ``128 * digit_bits`` AND terms.
 * ``"bram"``: tables in block RAM, one per 8 bits of the digit: table ``j`` holds
@@ -14,6 +14,11 @@ Two ways to form ``D * H`` are built (``multiplier``):
   ``digit_bits / 8`` table words and the shifted accumulator. The tables depend on ``H``: loading
   ``H`` fills them (382 cycles), from the recurrences ``T[2n] = T[n] * x`` and
   ``T[2n + 1] = T[2n] ^ H``, reading back entries already written.
+* ``"mixed"`` (``digit_bits`` of 16 or more): as ``"bram"``, but the lowest 8 bits of each digit
+  are multiplied by AND/XOR logic (about 600 LUT4) instead of a table, which saves one table:
+  8 block RAMs on iCE40, where a 256 x 128-bit table takes eight 256 x 16 RAMs of the 30 an
+  UP5K has. Same cycles as ``"bram"``.
+* ``"auto"``: ``"mixed"`` on iCE40 (with 16-bit digits or wider), ``"bram"`` elsewhere.
 
 The bit order is the library's: a block is ``int.from_bytes(block, "big")``, and (see
 :mod:`cores.gcm.field`) the coefficient of ``x**i`` is bit ``127 - i`` of that integer (SP 800-38D's
@@ -35,8 +40,11 @@ __all__ = ["DIGIT_BITS", "MULTIPLIERS", "GHASHRequest", "GHASH", "check_digit_bi
 
 #: The digit sizes a :class:`GHASH` can be built with (bits of the operand consumed per cycle).
 DIGIT_BITS = (1, 2, 4, 8, 16, 32, 64, 128)
-#: How a step forms ``digit * H``: AND/XOR logic, or look-up tables in block RAM.
-MULTIPLIERS = ("logic", "bram")
+#: How a step forms ``digit * H``: AND/XOR logic, look-up tables in block RAM, tables for all but
+#: the lowest 8 bits of the digit, or the best of the last two for the device.
+MULTIPLIERS = ("logic", "bram", "mixed", "auto")
+#: The multipliers that keep their products in tables (and fill them when ``H`` is loaded).
+TABLE_MULTIPLIERS = ("bram", "mixed", "auto")
 #: Bits of the digit one table look-up consumes in the ``"bram"`` multiplier.
 TABLE_BITS = 8
 #: Edges the ``"bram"`` multiplier spends filling its tables after ``H`` is loaded: ``T[1]``,
@@ -45,8 +53,9 @@ FILL_CYCLES = 1 + 3 * 127
 
 
 def check_digit_bits(digit_bits, multiplier: str = "logic") -> int:
+    minimum = 2 * TABLE_BITS if multiplier == "mixed" else TABLE_BITS
     allowed = DIGIT_BITS if multiplier == "logic" else \
-        tuple(d for d in DIGIT_BITS if d % TABLE_BITS == 0)
+        tuple(d for d in DIGIT_BITS if d % TABLE_BITS == 0 and d >= minimum)
     if not isinstance(digit_bits, int) or isinstance(digit_bits, bool):
         raise TypeError(f"digit_bits must be an integer, one of "
                         f"{', '.join(map(str, allowed))}; not {digit_bits!r}")
@@ -57,10 +66,11 @@ def check_digit_bits(digit_bits, multiplier: str = "logic") -> int:
 
 
 def check_multiplier(multiplier) -> str:
+    choices = ", ".join(f"'{name}'" for name in MULTIPLIERS)
     if not isinstance(multiplier, str):
-        raise TypeError(f"multiplier must be a string ('logic' or 'bram'), not {multiplier!r}")
+        raise TypeError(f"multiplier must be a string ({choices}), not {multiplier!r}")
     if multiplier not in MULTIPLIERS:
-        raise ValueError(f"multiplier must be 'logic' or 'bram', not {multiplier!r}")
+        raise ValueError(f"multiplier must be one of {choices}, not {multiplier!r}")
     return multiplier
 
 
@@ -108,9 +118,11 @@ class GHASH(wiring.Component):
         8, 16, 32, 64 or 128 (``"bram"``). A multiplication takes ``steps = 128 / digit_bits``
         cycles.
     multiplier : :class:`str`
-        ``"logic"`` (AND/XOR gates) or ``"bram"`` (``digit_bits / 8`` tables of 256 x 128 bits,
+        ``"logic"`` (AND/XOR gates), ``"bram"`` (``digit_bits / 8`` tables of 256 x 128 bits,
         each eight 256 x 16 block RAMs with one port shared by reads and writes, filled when
-        ``H`` is loaded).
+        ``H`` is loaded), ``"mixed"`` (one table fewer: the lowest 8 bits of each digit in
+        logic) or ``"auto"`` (``"mixed"`` on iCE40 with 16-bit digits or wider, else
+        ``"bram"``; see :meth:`multiplier_for`).
 
     Members
     -------
@@ -140,11 +152,11 @@ class GHASH(wiring.Component):
     * ``"logic"``: the first step happens on the edge where the block transfers, so ``busy`` is
       high for ``steps - 1`` cycles after it and a block can be absorbed every ``steps`` edges
       (8 for 16-bit digits); ``state`` holds the product from the edge after the last step.
-    * ``"bram"``: the transfer edge loads the operand, the next ``steps`` edges look its digits
+    * ``"bram"``, ``"mixed"``, ``"auto"``: the transfer edge loads the operand, the next ``steps`` edges look its digits
       up and each step follows its look-up by one edge, so a block every ``steps + 2`` edges (10
       for 16-bit digits).
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge.
-      With ``"bram"``, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
+      With tables, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
 
     Nothing depends on the data: every block takes the same number of cycles.
     """
@@ -168,6 +180,14 @@ class GHASH(wiring.Component):
     def multiplier(self) -> str:
         return self._multiplier
 
+    def multiplier_for(self, platform) -> str:
+        """The multiplier built for ``platform``: ``"auto"`` resolved (``"mixed"`` when the
+        platform's ``family`` is iCE40 and the digit has 16 bits or more, else ``"bram"``)."""
+        if self._multiplier != "auto":
+            return self._multiplier
+        ice40 = str(getattr(platform, "family", "")).lower() == "ice40"
+        return "mixed" if ice40 and self._digit_bits >= 2 * TABLE_BITS else "bram"
+
     @property
     def steps(self) -> int:
         """Multiplication steps per block: ``128 / digit_bits``."""
@@ -176,12 +196,12 @@ class GHASH(wiring.Component):
     @property
     def block_cycles(self) -> int:
         """Edges between blocks absorbed back to back."""
-        return self.steps + (2 if self._multiplier == "bram" else 0)
+        return self.steps + (2 if self._multiplier in TABLE_MULTIPLIERS else 0)
 
     @property
     def h_load_cycles(self) -> int:
         """Edges from an ``H`` transfer to the first edge a block can transfer."""
-        return 1 + (FILL_CYCLES if self._multiplier == "bram" else 0)
+        return 1 + (FILL_CYCLES if self._multiplier in TABLE_MULTIPLIERS else 0)
 
     def elaborate(self, platform):
         m = Module()
@@ -232,11 +252,13 @@ class GHASH(wiring.Component):
         with m.If(take):
             m.d.sync += operand.eq(new_operand)
 
-        if self._multiplier == "logic":
+        kind = self.multiplier_for(platform)
+        if kind == "logic":
             # Step 0 happens on the transfer edge, on the digit of the operand being loaded.
             digit = Signal(d)
             m.d.comb += digit.eq(Mux(take, digit_of(new_operand, 0), digit_at("current", 0)))
-            product = self._logic_step(m, Mux(take, 0, accumulator), digit, h)
+            product = self._logic_product(m, Mux(take, 0, accumulator),
+                                          _digit_degrees(digit, d), h)
             m.d.comb += busy.eq(running)
             with m.If(multiply):
                 m.d.sync += [accumulator.eq(product), index.eq(1 % steps),
@@ -252,7 +274,8 @@ class GHASH(wiring.Component):
             filling, stepping = Signal(), Signal()
             m.d.comb += busy.eq(running | stepping | filling)
             looked_up = self._tables(m, next_digit=digit_at("fetched", 0), h=h,
-                                     filling=filling, start_fill=self.h.valid & self.h.ready)
+                                     filling=filling, start_fill=self.h.valid & self.h.ready,
+                                     in_logic=1 if kind == "mixed" else 0)
             product = times_x_power(accumulator, d) ^ _xor_all(looked_up)
             m.d.sync += stepping.eq(running)
             with m.If(multiply):
@@ -265,23 +288,27 @@ class GHASH(wiring.Component):
                 m.d.sync += accumulator.eq(product)
         return m
 
-    def _logic_step(self, m, accumulator, digit, h):
-        """``accumulator * x**d + digit * H``: the product before reduction, in a frame ``d``
-        bits wider (the accumulator as it is, and ``H * x**i`` for each digit bit of degree
-        ``i`` that is set), then one reduction (:func:`~cores.gcm.field.reduce_wide`). Reducing
-        once, rather than each ``H * x**i``, is what keeps this to about two AND terms a LUT."""
-        d = self._digit_bits
+    @staticmethod
+    def _logic_product(m, accumulator, degrees, h):
+        """``accumulator * x**d + D * H`` for the ``d``-bit digit ``D`` whose bit of degree ``i``
+        is ``degrees[i]``: the product before reduction, in a frame ``d`` bits wider (the
+        accumulator as it is, and ``H * x**i`` for each digit bit of degree ``i`` that is set),
+        then one reduction (:func:`~cores.gcm.field.reduce_wide`). Reducing once, rather than
+        each ``H * x**i``, is what keeps this to about two AND terms a LUT."""
+        d = len(degrees)
         terms = [accumulator]
-        for i, bit in enumerate(_digit_degrees(digit, d)):
+        for i, bit in enumerate(degrees):
             terms.append(Mux(bit, h << (d - i), 0))
         unreduced = Signal(BLOCK_BITS + d)
         product = Signal(BLOCK_BITS)
         m.d.comb += [unreduced.eq(_xor_all(terms)), product.eq(reduce_wide(unreduced, d))]
         return product
 
-    def _tables(self, m, *, next_digit, h, filling, start_fill):
+    def _tables(self, m, *, next_digit, h, filling, start_fill, in_logic=0):
         """The look-up tables, their addresses, and the fill that follows a new ``H``. Returns
-        the table words read on the previous edge, for ``next_digit`` then.
+        the table words read on the previous edge, for ``next_digit`` then (the first
+        ``in_logic`` of them formed by AND/XOR logic from the digit bits registered then,
+        instead of read from a table).
 
         Each table has one port, shared by reads and writes, and is built from 16-bit-wide
         memories: so synthesis maps it to block RAMs in single-port read-before-write mode
@@ -294,7 +321,8 @@ class GHASH(wiring.Component):
         entries in pairs, from ``T[2n] = T[n] * x`` and ``T[2n + 1] = T[2n] ^ H``: for ``n`` =
         1 to 127, one edge reads ``T[n]`` and the next two write ``T[2n]`` and ``T[2n + 1]``,
         after a first edge that writes ``T[1] = H``. Entry 0 stays 0 from the memories' initial
-        contents: it is never written.
+        contents: it is never written. When the first tables are in logic, the fill runs the
+        same recurrences on the first table in RAM, ``j``, with ``H * x**(8j)`` for ``H``.
         """
         d = self._digit_bits
         tables = d // TABLE_BITS
@@ -319,11 +347,19 @@ class GHASH(wiring.Component):
         degrees = _digit_degrees(next_digit, d)
 
         looked_up, written = [], Signal(BLOCK_BITS)
-        for j in range(tables):
+        for j in range(in_logic):
+            # Registered like a RAM's address, so the word arrives on the same edge as theirs.
+            held = Signal(TABLE_BITS, name=f"logic{j}_digit")
+            m.d.sync += held.eq(Cat(*degrees[TABLE_BITS * j:TABLE_BITS * (j + 1)]))
+            word = Signal(BLOCK_BITS, name=f"logic{j}_data")
+            m.d.comb += word.eq(times_x_power(
+                self._logic_product(m, C(0, BLOCK_BITS), list(held), h), TABLE_BITS * j))
+            looked_up.append(word)
+        for j in range(in_logic, tables):
             address = Signal(8, name=f"table{j}_address")
             m.d.comb += address.eq(Mux(filling, fill_address,
                                        Cat(*degrees[TABLE_BITS * j:TABLE_BITS * (j + 1)])))
-            data = times_x_power(written, TABLE_BITS * j)
+            data = times_x_power(written, TABLE_BITS * (j - in_logic))
             words = []
             for k in range(BLOCK_BITS // 16):
                 table = memory.Memory(shape=unsigned(16), depth=256, init=[],
@@ -338,7 +374,9 @@ class GHASH(wiring.Component):
             m.d.comb += word.eq(Cat(*words))
             looked_up.append(word)
 
-        m.d.comb += written.eq(Mux(phase == 2, even ^ h, times_x_power(looked_up[0], 1)))
+        base = times_x_power(h, TABLE_BITS * in_logic)      # T[1] of the first table in RAM
+        m.d.comb += written.eq(Mux(phase == 2, even ^ base,
+                                   times_x_power(looked_up[in_logic], 1)))
         with m.If(filling & (phase == 1)):
             m.d.sync += even.eq(written)
         return looked_up

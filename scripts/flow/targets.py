@@ -120,9 +120,12 @@ class PeripheralConfig:
 
 #: GCM configurations a target can name before its core (``gcm:aes-128``): the GHASH of each.
 GCM_PRESETS = {
-    "gcm": {"multiplier": "bram", "digit_bits": 16},
+    # Tables in block RAM; on iCE40 one of them in logic (``"auto"``), so it fits an UP5K.
+    "gcm": {"multiplier": "auto", "digit_bits": 16},
     "gcm-d8": {"multiplier": "bram", "digit_bits": 8},
     "gcm-logic": {"multiplier": "logic", "digit_bits": 16},
+    # A whole product a cycle: keeps pace with the pipelined AES (a block every edge).
+    "gcm-d128": {"multiplier": "logic", "digit_bits": 128},
 }
 
 
