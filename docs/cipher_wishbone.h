@@ -13,6 +13,7 @@
 #define CIPHER_CTRL_MODE_CFB                     2u
 #define CIPHER_CTRL_MODE_OFB                     3u
 #define CIPHER_CTRL_MODE_CTR                     4u
+#define CIPHER_CTRL_MODE_GCM                     5u
 #define CIPHER_CTRL_DECRYPT_SHIFT                3u
 #define CIPHER_CTRL_DECRYPT_MASK                 0x00000008u
 #define CIPHER_CTRL_KEYSEL_SHIFT                 4u
@@ -21,6 +22,8 @@
 #define CIPHER_CTRL_START_MASK                   0x00000100u
 #define CIPHER_CTRL_CLEAR_SHIFT                  9u
 #define CIPHER_CTRL_CLEAR_MASK                   0x00000200u
+#define CIPHER_CTRL_TAG_BYTES_SHIFT              16u
+#define CIPHER_CTRL_TAG_BYTES_MASK               0x001f0000u
 
 /* STATUS: ro */
 #define CIPHER_STATUS                            0x04u
@@ -34,6 +37,10 @@
 #define CIPHER_STATUS_KEY_SET_MASK               0x00000008u
 #define CIPHER_STATUS_ERROR_SHIFT                4u
 #define CIPHER_STATUS_ERROR_MASK                 0x00000010u
+#define CIPHER_STATUS_TAG_READY_SHIFT            5u
+#define CIPHER_STATUS_TAG_READY_MASK             0x00000020u
+#define CIPHER_STATUS_AUTHENTIC_SHIFT            6u
+#define CIPHER_STATUS_AUTHENTIC_MASK             0x00000040u
 #define CIPHER_STATUS_IN_FREE_SHIFT              8u
 #define CIPHER_STATUS_IN_FREE_MASK               0x0000ff00u
 #define CIPHER_STATUS_OUT_WORDS_SHIFT            16u
@@ -57,6 +64,8 @@
 #define CIPHER_ERROR_UNDERFLOW_MASK              0x00000040u
 #define CIPHER_ERROR_BYTE_SELECT_SHIFT           7u
 #define CIPHER_ERROR_BYTE_SELECT_MASK            0x00000080u
+#define CIPHER_ERROR_AUTH_FAIL_SHIFT             8u
+#define CIPHER_ERROR_AUTH_FAIL_MASK              0x00000100u
 
 /* IRQ_ENABLE: rw */
 #define CIPHER_IRQ_ENABLE                        0x0cu
@@ -66,6 +75,8 @@
 #define CIPHER_IRQ_ENABLE_IN_SPACE_MASK          0x00000002u
 #define CIPHER_IRQ_ENABLE_ERROR_SHIFT            2u
 #define CIPHER_IRQ_ENABLE_ERROR_MASK             0x00000004u
+#define CIPHER_IRQ_ENABLE_TAG_READY_SHIFT        3u
+#define CIPHER_IRQ_ENABLE_TAG_READY_MASK         0x00000008u
 
 /* IRQ_PENDING: ro */
 #define CIPHER_IRQ_PENDING                       0x10u
@@ -75,6 +86,8 @@
 #define CIPHER_IRQ_PENDING_IN_SPACE_MASK         0x00000002u
 #define CIPHER_IRQ_PENDING_ERROR_SHIFT           2u
 #define CIPHER_IRQ_PENDING_ERROR_MASK            0x00000004u
+#define CIPHER_IRQ_PENDING_TAG_READY_SHIFT       3u
+#define CIPHER_IRQ_PENDING_TAG_READY_MASK        0x00000008u
 
 /* LENGTH: rw */
 #define CIPHER_LENGTH                            0x14u
@@ -86,7 +99,7 @@
 #define CIPHER_INFO_BLOCK_WORDS_SHIFT            0u
 #define CIPHER_INFO_BLOCK_WORDS_MASK             0x0000000fu
 #define CIPHER_INFO_MODES_SHIFT                  8u
-#define CIPHER_INFO_MODES_MASK                   0x00001f00u
+#define CIPHER_INFO_MODES_MASK                   0x00003f00u
 #define CIPHER_INFO_DECRYPTS_SHIFT               16u
 #define CIPHER_INFO_DECRYPTS_MASK                0x000f0000u
 #define CIPHER_INFO_FIFO_WORDS_SHIFT             24u
@@ -109,6 +122,21 @@
 /* DOUT: ro */
 #define CIPHER_DOUT                              0x24u
 
+/* AAD_BYTES: rw */
+#define CIPHER_AAD_BYTES                         0x28u
+#define CIPHER_AAD_BYTES_BYTES_SHIFT             0u
+#define CIPHER_AAD_BYTES_BYTES_MASK              0xffffffffu
+
+/* TEXT_BYTES: rw */
+#define CIPHER_TEXT_BYTES                        0x2cu
+#define CIPHER_TEXT_BYTES_BYTES_SHIFT            0u
+#define CIPHER_TEXT_BYTES_BYTES_MASK             0xffffffffu
+
+/* TAG: ro */
+#define CIPHER_TAG                               0x30u
+#define CIPHER_TAG_COUNT                         4u
+#define CIPHER_TAG_WORD(i)                       (CIPHER_TAG + 4u * (i))
+
 /* KEY: wo */
 #define CIPHER_KEY                               0x40u
 #define CIPHER_KEY_COUNT                         8u
@@ -118,5 +146,10 @@
 #define CIPHER_IV                                0x60u
 #define CIPHER_IV_COUNT                          4u
 #define CIPHER_IV_WORD(i)                        (CIPHER_IV + 4u * (i))
+
+/* TAG_EXPECTED: wo */
+#define CIPHER_TAG_EXPECTED                      0x70u
+#define CIPHER_TAG_EXPECTED_COUNT                4u
+#define CIPHER_TAG_EXPECTED_WORD(i)              (CIPHER_TAG_EXPECTED + 4u * (i))
 
 #endif /* CIPHER_WISHBONE_H */

@@ -4,13 +4,20 @@ from amaranth.hdl import C, Cat, Const, Module, Mux, ResetInserter, Signal, unsi
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..gcm import GCM
+from ..gcm.core import keep_bits
 from ..interface import BlockCipherSignature
 from ..modes import Mode, ModeOfOperation
 from . import regmap
 from .wishbone import WishboneSignature
 
 
-__all__ = ["CoreSelect", "CipherPeripheral"]
+__all__ = ["CoreSelect", "CorePort", "SharedCore", "CipherPeripheral", "GCM_MODE"]
+
+
+#: The ``CTRL.MODE`` value of AES-GCM (after the values of :class:`~cores.modes.Mode`).
+GCM_MODE = next(value for name, value, _ in regmap.register("CTRL").field("MODE").values
+                if name == "GCM")
 
 
 def _decrypts(core) -> bool:
@@ -62,6 +69,86 @@ class CoreSelect(wiring.Component):
                     self.input.ready.eq(core.input.ready),
                     self.output.valid.eq(core.output.valid),
                     self.output.payload.eq(core.output.payload),
+                ]
+        return m
+
+
+class CorePort(wiring.Component):
+    """One user's view of a :class:`SharedCore`: a component with the core's signature and no
+    logic of its own (the :class:`SharedCore` drives and reads its ports), so that a mode or
+    GCM can take it as its core. It answers ``latency``, ``initiation_interval``, ``decrypt``
+    and ``key_load_cycles`` as the core does (missing where the core has none).
+    """
+    _FORWARDED = ("latency", "initiation_interval", "decrypt", "key_load_cycles")
+
+    def __init__(self, core):
+        self._core = core
+        super().__init__(core.signature)
+
+    def __getattr__(self, name):
+        if name in CorePort._FORWARDED and "_core" in self.__dict__:
+            return getattr(self.__dict__["_core"], name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def elaborate(self, platform):
+        return Module()
+
+
+class SharedCore(wiring.Component):
+    """One block-cipher core used in turn by several users, each through a :class:`CorePort`.
+
+    ``select`` routes the core's three streams to one port; the others see ``ready`` and
+    ``valid`` low. ``select`` must only change while no key and no block is in the core and no
+    user holds ``valid`` high (the peripheral changes it only when idle). No registers: latency
+    and rates are the core's. A user finds the core with whatever key the last user loaded: it
+    must load its own (the peripheral reloads the key after a switch that follows a key change).
+
+    Parameters
+    ----------
+    core : :class:`~amaranth.lib.wiring.Component`
+        The core (it becomes a submodule), with a :class:`~cores.interface.BlockCipherSignature`.
+    users : :class:`int`
+        Number of ports (at least 2).
+
+    Members
+    -------
+    select : ``In(range(users))``
+        The port in use.
+    """
+    def __init__(self, core, *, users: int = 2):
+        if not isinstance(users, int) or isinstance(users, bool) or users < 2:
+            raise ValueError(f"users must be an integer of at least 2, not {users!r}")
+        self._core = core
+        self._ports = tuple(CorePort(core) for _ in range(users))
+        super().__init__({"select": In(range(users))})
+
+    @property
+    def core(self):
+        return self._core
+
+    @property
+    def ports(self) -> tuple:
+        """The :class:`CorePort` of each user, by ``select`` value."""
+        return self._ports
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self._core
+        for index, port in enumerate(self._ports):
+            chosen = self.select == index
+            m.d.comb += [
+                port.key.ready.eq(core.key.ready & chosen),
+                port.input.ready.eq(core.input.ready & chosen),
+                port.output.valid.eq(core.output.valid & chosen),
+                port.output.payload.eq(core.output.payload),
+            ]
+            with m.If(chosen):
+                m.d.comb += [
+                    core.key.valid.eq(port.key.valid),
+                    core.key.payload.eq(port.key.payload),
+                    core.input.valid.eq(port.input.valid),
+                    core.input.payload.eq(port.input.payload),
+                    core.output.ready.eq(port.output.ready),
                 ]
         return m
 
@@ -149,7 +236,8 @@ class CipherPeripheral(wiring.Component):
     (key load + 2 core intervals) per core plus the FIFO depth; ``STATUS.BUSY`` is high until it
     is done.
     """
-    def __init__(self, cores, *, modes=tuple(Mode), fifo_words: int | None = None):
+    def __init__(self, cores, *, modes=tuple(Mode), fifo_words: int | None = None,
+                 gcm: bool = False):
         if isinstance(cores, wiring.Component):
             cores = (cores,)
         try:
@@ -180,12 +268,24 @@ class CipherPeripheral(wiring.Component):
         if not words <= fifo_words <= 255:
             raise ValueError(f"fifo_words must be from {words} (one block) to 255, "
                              f"not {fifo_words}")
+        if not isinstance(gcm, bool):
+            raise TypeError(f"gcm must be True or False, not {gcm!r}")
+        if gcm and block_bits != 128:
+            raise ValueError(f"gcm=True needs cores with 128-bit blocks (AES), not "
+                             f"{block_bits}-bit ones")
         self._cores = cores
         self._fifo_words = fifo_words
         self._block_words = words
         cipher = cores[0] if len(cores) == 1 else CoreSelect(cores)
         self._select = None if len(cores) == 1 else cipher
-        self._engine = ModeOfOperation(cipher, modes=modes)
+        if gcm:
+            # One core, two users: the modes (port 0) and GCM (port 1).
+            self._share = SharedCore(cipher)
+            self._engine = ModeOfOperation(self._share.ports[0], modes=modes)
+            self._gcm = GCM(self._share.ports[1])
+        else:
+            self._share = self._gcm = None
+            self._engine = ModeOfOperation(cipher, modes=modes)
         self._din = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
         self._dout = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
         super().__init__({
@@ -197,10 +297,18 @@ class CipherPeripheral(wiring.Component):
         self._iv = Signal(block_bits, name="iv")
         self._in_block = Signal(block_bits, name="in_block")
         self._out_block = Signal(block_bits, name="out_block")
+        self._tag = Signal(128, name="tag")
+        self._tag_expected = Signal(128, name="tag_expected")
 
     @property
     def cores(self) -> tuple:
         return self._cores
+
+    @property
+    def gcm(self) -> GCM | None:
+        """The :class:`~cores.gcm.GCM` sharing the core with the modes, or ``None`` (not
+        built)."""
+        return self._gcm
 
     @property
     def engine(self) -> ModeOfOperation:
@@ -218,8 +326,11 @@ class CipherPeripheral(wiring.Component):
     def secret_state(self) -> dict:
         """The registers that hold key, IV or message material, by name, for inspection in
         simulation (``CTRL.CLEAR`` zeroes them all)."""
-        return {"key": self._key, "iv": self._iv, "in_block": self._in_block,
-                "out_block": self._out_block, "chain": self._engine.chain_register}
+        state = {"key": self._key, "iv": self._iv, "in_block": self._in_block,
+                 "out_block": self._out_block, "chain": self._engine.chain_register}
+        if self._gcm is not None:
+            state.update(tag=self._tag, tag_expected=self._tag_expected)
+        return state
 
     def fifo_storage(self) -> dict:
         """The data FIFOs (their memories are found in the elaborated design by tests)."""
@@ -227,7 +338,7 @@ class CipherPeripheral(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        bus, engine = self.bus, self._engine
+        bus, engine, gcm = self.bus, self._engine, self._gcm
         words, depth = self._block_words, self._fifo_words
         cores = self._cores
         block_bits = 32 * words
@@ -236,6 +347,9 @@ class CipherPeripheral(wiring.Component):
         scrub_reset = Signal()      # resets the mode and the core
         fifo_reset = Signal()       # empties both FIFOs
         m.submodules.engine = ResetInserter(scrub_reset)(engine)
+        if gcm is not None:
+            m.submodules.share = ResetInserter(scrub_reset)(self._share)
+            m.submodules.gcm = ResetInserter(scrub_reset)(gcm)
         m.submodules.din = din = ResetInserter(fifo_reset)(self._din)
         m.submodules.dout = dout = ResetInserter(fifo_reset)(self._dout)
         din, dout = self._din, self._dout
@@ -246,11 +360,23 @@ class CipherPeripheral(wiring.Component):
         decrypt = Signal()
         keysel = Signal(2)
         length = Signal(16)
-        errors = Signal(8)
-        irq_enable = Signal(3)
+        errors = Signal(8 if gcm is None else 9)
+        irq_enable = Signal(3 if gcm is None else 4)
         key_set = Signal()
         key_dirty = Signal(init=1)
         loaded_sel = Signal(2)
+
+        # GCM state (only used in GCM builds).
+        tag, tag_expected = self._tag, self._tag_expected
+        tag_bytes = Signal(5)            # CTRL.TAG_BYTES
+        aad_bytes = Signal(32)
+        text_bytes = Signal(32)
+        part_left = Signal(32)           # bytes of the AAD, then of the text, still to go in
+        tag_ready = Signal()
+        authentic = Signal()
+        use_gcm = Signal()               # the shared core's user: 0 the modes, 1 GCM
+        gcm_dirty = Signal(init=1)       # GCM's H is not that of the key registers
+        scrub_gcm = Signal()
 
         # Message state.
         in_block, out_block = self._in_block, self._out_block
@@ -279,12 +405,20 @@ class CipherPeripheral(wiring.Component):
         def merged(old):
             return (old & ~wmask) | (bus.dat_w & wmask)
 
+        def configure(target):
+            """A write to a configuration register: refused and flagged while busy."""
+            with m.If(write):
+                with m.If(busy):
+                    m.d.comb += flag("BUSY_WRITE")
+                with m.Else():
+                    m.d.sync += target.eq(merged(target))
+
         rdata = Signal(32)
         with m.If(take):
             m.d.sync += bus.dat_r.eq(rdata)
 
-        error_set = Signal(8)
-        error_clear = Signal(8)
+        error_set = Signal(len(errors))
+        error_clear = Signal(len(errors))
         m.d.sync += errors.eq((errors & ~error_clear) | error_set)
 
         def flag(name):
@@ -292,7 +426,8 @@ class CipherPeripheral(wiring.Component):
             return error_set[item.offset].eq(1)
 
         # Capabilities.
-        built = sum(1 << mode_.value for mode_ in engine.modes)
+        built = sum(1 << mode_.value for mode_ in engine.modes) | \
+            (0 if gcm is None else 1 << GCM_MODE)
         decrypting_cores = sum(1 << i for i, core in enumerate(cores) if _decrypts(core))
         keysizes = sum((core.signature.key_bits // 8 if core.signature.key_bits % 8 == 0 else
                         -(-core.signature.key_bits // 8)) << (8 * i)
@@ -304,14 +439,16 @@ class CipherPeripheral(wiring.Component):
             in_space.eq(~scrubbing & (din.w_level <= depth - words)),
             out_ready.eq(~scrubbing & (dout.r_level >= words)),
         ]
-        conditions = Cat(out_ready, in_space, errors.any())
+        conditions = Cat(out_ready, in_space, errors.any(), *([] if gcm is None else [tag_ready]))
         m.d.sync += self.irq.eq((conditions & irq_enable).any())
 
-        ctrl_image = _place("CTRL", MODE=mode, DECRYPT=decrypt, KEYSEL=keysel)
+        gcm_fields = {} if gcm is None else {"TAG_BYTES": tag_bytes}
+        ctrl_image = _place("CTRL", MODE=mode, DECRYPT=decrypt, KEYSEL=keysel, **gcm_fields)
         ctrl_next = merged(ctrl_image)
         next_mode = _field(ctrl_next, "CTRL", "MODE")
         next_decrypt = _field(ctrl_next, "CTRL", "DECRYPT")
         next_keysel = _field(ctrl_next, "CTRL", "KEYSEL")
+        next_tag_bytes = _field(ctrl_next, "CTRL", "TAG_BYTES")
         start_bit = _field(bus.dat_w & wmask, "CTRL", "START")
         clear_bit = _field(bus.dat_w & wmask, "CTRL", "CLEAR")
 
@@ -332,15 +469,19 @@ class CipherPeripheral(wiring.Component):
                     with m.Else():
                         m.d.sync += [mode.eq(next_mode), decrypt.eq(next_decrypt),
                                      keysel.eq(next_keysel)]
+                        if gcm is not None:
+                            m.d.sync += tag_bytes.eq(next_tag_bytes)
                         with m.If(next_keysel != keysel):
-                            m.d.sync += key_dirty.eq(1)
+                            m.d.sync += [key_dirty.eq(1), gcm_dirty.eq(1)]
                         m.d.comb += do_start.eq(start_bit)
             with m.Case(_word_address("STATUS")):
+                gcm_status = {} if gcm is None else {"TAG_READY": tag_ready,
+                                                     "AUTHENTIC": authentic}
                 m.d.comb += rdata.eq(_place(
                     "STATUS", BUSY=busy, IN_SPACE=in_space, OUT_READY=out_ready,
                     KEY_SET=key_set, ERROR=errors.any(),
                     IN_FREE=Mux(scrubbing, 0, depth - din.w_level),
-                    OUT_WORDS=Mux(scrubbing, 0, dout.r_level)))
+                    OUT_WORDS=Mux(scrubbing, 0, dout.r_level), **gcm_status))
                 with m.If(write):
                     m.d.comb += flag("READ_ONLY")
             with m.Case(_word_address("ERROR")):
@@ -357,14 +498,10 @@ class CipherPeripheral(wiring.Component):
                     m.d.comb += flag("READ_ONLY")
             with m.Case(_word_address("LENGTH")):
                 m.d.comb += rdata.eq(length)
-                with m.If(write):
-                    with m.If(busy):
-                        m.d.comb += flag("BUSY_WRITE")
-                    with m.Else():
-                        m.d.sync += length.eq(merged(length))
+                configure(length)
             with m.Case(_word_address("INFO")):
                 m.d.comb += rdata.eq(_place(
-                    "INFO", BLOCK_WORDS=C(words, 4), MODES=C(built, 5),
+                    "INFO", BLOCK_WORDS=C(words, 4), MODES=C(built, 6),
                     DECRYPTS=C(decrypting_cores, 4), FIFO_WORDS=C(depth, 8)))
                 with m.If(write):
                     m.d.comb += flag("READ_ONLY")
@@ -403,6 +540,8 @@ class CipherPeripheral(wiring.Component):
                         with m.Else():
                             m.d.sync += [word.eq(merged(word)), key_set.eq(1),
                                          key_dirty.eq(1)]
+                            if gcm is not None:
+                                m.d.sync += gcm_dirty.eq(1)
             for index in range(regmap.register("IV").count):
                 with m.Case(_word_address("IV", index)):
                     if index >= words:
@@ -411,11 +550,19 @@ class CipherPeripheral(wiring.Component):
                         continue
                     word = iv[32 * index:32 * index + 32]
                     m.d.comb += rdata.eq(word)
-                    with m.If(write):
-                        with m.If(busy):
-                            m.d.comb += flag("BUSY_WRITE")
-                        with m.Else():
-                            m.d.sync += word.eq(merged(word))
+                    configure(word)
+            if gcm is not None:
+                for name, target in (("AAD_BYTES", aad_bytes), ("TEXT_BYTES", text_bytes)):
+                    with m.Case(_word_address(name)):
+                        m.d.comb += rdata.eq(target)
+                        configure(target)
+                for index in range(4):
+                    with m.Case(_word_address("TAG", index)):
+                        m.d.comb += rdata.eq(tag[32 * index:32 * index + 32])
+                        with m.If(write):
+                            m.d.comb += flag("READ_ONLY")
+                    with m.Case(_word_address("TAG_EXPECTED", index)):
+                        configure(tag_expected[32 * index:32 * index + 32])
             with m.Default():
                 with m.If(take):
                     m.d.comb += flag("BAD_ADDRESS")
@@ -438,20 +585,54 @@ class CipherPeripheral(wiring.Component):
             engine.input.payload.last.eq(scrubbing | (in_left == 1)),
             dout.w_data.eq(Mux(scrubbing, 0, out_block[-32:])),
         ]
+        if gcm is not None:
+            m.d.comb += [
+                self._share.select.eq(Mux(scrubbing, scrub_gcm, use_gcm)),
+                gcm.key.payload.eq(Mux(scrubbing, 0, key)),
+                gcm.start.payload.decrypt.eq(decrypt),
+            ]
 
         def clear_everything():
             zero = [key, iv, mode, decrypt, keysel, length, errors, key_set, loaded_sel,
                     in_block, out_block, in_count, out_count, in_left, out_left, first]
+            if gcm is not None:
+                zero += [tag, tag_expected, tag_bytes, aad_bytes, text_bytes, part_left,
+                         tag_ready, authentic, use_gcm]
+                m.d.sync += gcm_dirty.eq(1)
             m.d.sync += [signal.eq(0) for signal in zero]
             m.d.sync += [key_dirty.eq(1), scrub_sel.eq(0)]
+
+        def assemble(more):
+            """Assemble a block from the input FIFO, most significant word first."""
+            with m.If((in_count != words) & more & din.r_rdy):
+                m.d.comb += din.r_en.eq(1)
+                m.d.sync += [in_block.eq(Cat(din.r_data, in_block[:-32])),
+                             in_count.eq(in_count + 1)]
+
+        def drain():
+            """Move the result block into the output FIFO, one word an edge."""
+            with m.If((out_count != 0) & dout.w_rdy):
+                m.d.comb += dout.w_en.eq(1)
+                m.d.sync += [out_block.eq(Cat(C(0, 32), out_block[:-32])),
+                             out_count.eq(out_count - 1)]
+
+        def leading_bytes(count):
+            """A GCM ``keep`` mask enabling the first ``min(count, 16)`` bytes."""
+            return Cat(*(count >= 16 - j for j in range(16)))
 
         mode_known = Signal()
         m.d.comb += mode_known.eq(Const(built, 8).bit_select(next_mode, 1))
         refused = Signal()
-        m.d.comb += refused.eq(~mode_known | (next_keysel >= len(cores)) |
-                               (next_decrypt & ((next_mode == Mode.ECB.value) |
-                                                (next_mode == Mode.CBC.value)) &
-                                ~Const(decrypting_cores, 4).bit_select(next_keysel, 1)))
+        refusal = (~mode_known | (next_keysel >= len(cores)) |
+                   (next_decrypt & ((next_mode == Mode.ECB.value) |
+                                    (next_mode == Mode.CBC.value)) &
+                    ~Const(decrypting_cores, 4).bit_select(next_keysel, 1)))
+        if gcm is not None:
+            # A GCM decryption compares 4 to 16 bytes of tag.
+            tag_length_ok = (next_tag_bytes == 0) | ((next_tag_bytes >= 4) &
+                                                     (next_tag_bytes <= 16))
+            refusal |= (next_mode == GCM_MODE) & next_decrypt & ~tag_length_ok
+        m.d.comb += refused.eq(refusal)
 
         def obey_clear():
             # CLEAR wins over whatever the state does on this edge.
@@ -466,9 +647,21 @@ class CipherPeripheral(wiring.Component):
                         m.d.comb += flag("UNSUPPORTED")
                     with m.Elif(~key_set):
                         m.d.comb += flag("NO_KEY")
+                    if gcm is not None:
+                        with m.Elif(next_mode == GCM_MODE):
+                            m.d.sync += [part_left.eq(aad_bytes), in_count.eq(0),
+                                         out_count.eq(0), use_gcm.eq(1), tag_ready.eq(0),
+                                         authentic.eq(0), tag.eq(0)]
+                            with m.If(gcm_dirty | (next_keysel != loaded_sel)):
+                                m.next = "GCM key"
+                            with m.Else():
+                                m.next = "GCM start"
                     with m.Elif(length != 0):
                         m.d.sync += [in_left.eq(length), out_left.eq(length), first.eq(1),
                                      in_count.eq(0), out_count.eq(0)]
+                        if gcm is not None:
+                            m.d.sync += [use_gcm.eq(0), tag_ready.eq(0), authentic.eq(0),
+                                         tag.eq(0)]
                         with m.If(key_dirty | (next_keysel != loaded_sel)):
                             m.next = "Key"
                         with m.Else():
@@ -484,11 +677,7 @@ class CipherPeripheral(wiring.Component):
 
             with m.State("Run"):
                 m.d.comb += busy.eq(1)
-                # Assemble a block from the input FIFO, most significant word first.
-                with m.If((in_count != words) & (in_left != 0) & din.r_rdy):
-                    m.d.comb += din.r_en.eq(1)
-                    m.d.sync += [in_block.eq(Cat(din.r_data, in_block[:-32])),
-                                 in_count.eq(in_count + 1)]
+                assemble(in_left != 0)
                 m.d.comb += engine.input.valid.eq((in_count == words) & (in_left != 0))
                 with m.If(engine.input.valid & engine.input.ready):
                     m.d.sync += [in_count.eq(0), in_left.eq(in_left - 1), first.eq(0)]
@@ -497,13 +686,100 @@ class CipherPeripheral(wiring.Component):
                 with m.If(engine.output.valid & engine.output.ready):
                     m.d.sync += [out_block.eq(engine.output.payload.block),
                                  out_count.eq(words), out_left.eq(out_left - 1)]
-                with m.If((out_count != 0) & dout.w_rdy):
-                    m.d.comb += dout.w_en.eq(1)
-                    m.d.sync += [out_block.eq(Cat(C(0, 32), out_block[:-32])),
-                                 out_count.eq(out_count - 1)]
+                drain()
                 with m.If((out_left == 0) & (out_count == 0)):
                     m.next = "Idle"
                 obey_clear()
+
+            if gcm is not None:
+                def gcm_part(on_last):
+                    """Items of the AAD or the text: ``part_left`` bytes from the input FIFO in
+                    whole blocks, or one empty item if there are none."""
+                    has_data = part_left != 0
+                    last = part_left <= 16
+                    assemble(has_data)
+                    m.d.comb += [
+                        gcm.input.valid.eq(~has_data | (in_count == words)),
+                        gcm.input.payload.data.eq(in_block),
+                        gcm.input.payload.keep.eq(leading_bytes(part_left)),
+                        gcm.input.payload.last.eq(last),
+                    ]
+                    with m.If(gcm.input.valid & gcm.input.ready):
+                        m.d.sync += [in_count.eq(0), part_left.eq(part_left - 16)]
+                        with m.If(last):
+                            on_last()
+
+                with m.State("GCM key"):
+                    m.d.comb += [busy.eq(1), gcm.key.valid.eq(1)]
+                    with m.If(gcm.key.ready):
+                        m.d.sync += [key_dirty.eq(0), gcm_dirty.eq(0), loaded_sel.eq(keysel)]
+                        m.next = "GCM start"
+                    obey_clear()
+
+                with m.State("GCM start"):
+                    # Accepted once GCM has H (after a key load: the core, then GHASH's fill).
+                    m.d.comb += [busy.eq(1), gcm.start.valid.eq(1)]
+                    with m.If(gcm.start.ready):
+                        m.next = "GCM IV"
+                    obey_clear()
+
+                with m.State("GCM IV"):
+                    m.d.comb += [busy.eq(1), gcm.input.valid.eq(1),
+                                 gcm.input.payload.data.eq(iv),
+                                 gcm.input.payload.keep.eq(keep_bits(12)),
+                                 gcm.input.payload.last.eq(1)]
+                    with m.If(gcm.input.ready):
+                        m.next = "GCM AAD"
+                    obey_clear()
+
+                with m.State("GCM AAD"):
+                    m.d.comb += busy.eq(1)
+
+                    def aad_done():
+                        m.d.sync += part_left.eq(text_bytes)
+                        m.next = "GCM text"
+                    gcm_part(aad_done)
+                    obey_clear()
+
+                with m.State("GCM text"):
+                    m.d.comb += busy.eq(1)
+
+                    def text_done():
+                        m.next = "GCM tag"
+                    gcm_part(text_done)
+                    # A result per text item (an empty text's one item is dropped), taken when
+                    # the previous result is all in the output FIFO.
+                    m.d.comb += gcm.output.ready.eq(out_count == 0)
+                    with m.If(gcm.output.valid & gcm.output.ready & (text_bytes != 0)):
+                        m.d.sync += [out_block.eq(gcm.output.payload.data),
+                                     out_count.eq(words)]
+                    drain()
+                    obey_clear()
+
+                with m.State("GCM tag"):
+                    # Decrypting, the expected tag is the last item; then the tag (or the
+                    # check) arrives.
+                    m.d.comb += [busy.eq(1), gcm.input.valid.eq(decrypt),
+                                 gcm.input.payload.data.eq(tag_expected),
+                                 gcm.input.payload.keep.eq(
+                                     leading_bytes(Mux(tag_bytes == 0, 16, tag_bytes))),
+                                 gcm.input.payload.last.eq(1),
+                                 gcm.tag.ready.eq(1)]
+                    drain()
+                    with m.If(gcm.tag.valid):
+                        m.d.sync += [tag.eq(gcm.tag.payload.tag),
+                                     authentic.eq(gcm.tag.payload.authentic), tag_ready.eq(1)]
+                        with m.If(decrypt & ~gcm.tag.payload.authentic):
+                            m.d.comb += flag("AUTH_FAIL")
+                        m.next = "GCM finish"
+                    obey_clear()
+
+                with m.State("GCM finish"):
+                    m.d.comb += busy.eq(1)
+                    drain()
+                    with m.If(out_count == 0):
+                        m.next = "Idle"
+                    obey_clear()
 
             with m.State("Scrub reset"):
                 m.d.comb += [busy.eq(1), scrubbing.eq(1), scrub_reset.eq(1), fifo_reset.eq(1)]
@@ -527,11 +803,26 @@ class CipherPeripheral(wiring.Component):
                     m.d.sync += scrub_out.eq(scrub_out + 1)
                 with m.If(scrub_out == engine.depth):
                     with m.If(scrub_sel == len(cores) - 1):
-                        m.next = "Scrub FIFOs"
+                        m.next = "Scrub FIFOs" if gcm is None else "Scrub GCM key"
                     with m.Else():
                         m.d.sync += scrub_sel.eq(scrub_sel + 1)
                         m.next = "Scrub key"
                 obey_clear()
+
+            if gcm is not None:
+                with m.State("Scrub GCM key"):
+                    # GCM takes an all-zero key: H and GHASH's tables no longer hold the key's.
+                    m.d.comb += [busy.eq(1), scrubbing.eq(1), scrub_gcm.eq(1),
+                                 gcm.key.valid.eq(1)]
+                    with m.If(gcm.key.ready):
+                        m.next = "Scrub GCM wait"
+                    obey_clear()
+
+                with m.State("Scrub GCM wait"):
+                    m.d.comb += [busy.eq(1), scrubbing.eq(1), scrub_gcm.eq(1)]
+                    with m.If(gcm.start.ready):
+                        m.next = "Scrub FIFOs"
+                    obey_clear()
 
             with m.State("Scrub FIFOs"):
                 m.d.comb += [busy.eq(1), scrubbing.eq(1), din.w_en.eq(1), dout.w_en.eq(1)]

@@ -62,10 +62,10 @@ class Register:
 
 
 _ERROR_FIELDS = (
-    Field("BUSY_WRITE", 0, 1, "rw1c", "a key, IV, LENGTH or CTRL write (other than CLEAR) came "
-          "while busy: it was refused, nothing changed"),
+    Field("BUSY_WRITE", 0, 1, "rw1c", "a key, IV, LENGTH, CTRL (other than CLEAR), AAD_BYTES, "
+          "TEXT_BYTES or TAG_EXPECTED write came while busy: it was refused, nothing changed"),
     Field("BAD_ADDRESS", 1, 1, "rw1c", "an access to an unmapped address (also a KEY or IV word "
-          "beyond this core's sizes): ignored, reads 0"),
+          "beyond this core's sizes, and the GCM registers without GCM): ignored, reads 0"),
     Field("READ_ONLY", 2, 1, "rw1c", "a write to a read-only register: ignored"),
     Field("NO_KEY", 3, 1, "rw1c", "START with no key written since reset or CLEAR: refused"),
     Field("UNSUPPORTED", 4, 1, "rw1c", "START with a mode, direction or KEYSEL this peripheral "
@@ -73,13 +73,23 @@ _ERROR_FIELDS = (
     Field("OVERFLOW", 5, 1, "rw1c", "a DIN write with the input FIFO full: the word was dropped"),
     Field("UNDERFLOW", 6, 1, "rw1c", "a DOUT read with the output FIFO empty: read 0"),
     Field("BYTE_SELECT", 7, 1, "rw1c", "a DIN write without all four byte selects: dropped"),
+    Field("AUTH_FAIL", 8, 1, "rw1c", "GCM builds: a GCM decryption's tag did not match (its "
+          "plaintext, already in DOUT, must be discarded)"),
 )
 
 _IRQ_FIELDS = (
     Field("OUT_READY", 0, 1, "rw", "the output FIFO holds at least one whole block"),
     Field("IN_SPACE", 1, 1, "rw", "the input FIFO has room for at least one whole block"),
     Field("ERROR", 2, 1, "rw", "an ERROR flag is set"),
+    Field("TAG_READY", 3, 1, "rw", "GCM builds: STATUS.TAG_READY (the last GCM message's tag, or "
+          "its check, is ready)"),
 )
+
+def _byte_count(name: str, offset: int, doc: str) -> Register:
+    """A GCM length register: a 32-bit count of bytes, refused while busy."""
+    return Register(name, offset, "rw", f"GCM builds: {doc}",
+                    (Field("BYTES", 0, 32, "rw", "number of bytes"),), busy_refused=True)
+
 
 #: The register map. Byte offsets; every register is 32 bits wide.
 REGISTERS = (
@@ -88,13 +98,19 @@ REGISTERS = (
         Field("MODE", 0, 3, "rw", "mode of operation of the next message", (
             ("ECB", 0, "electronic codebook"), ("CBC", 1, "cipher block chaining"),
             ("CFB", 2, "full-block cipher feedback"), ("OFB", 3, "output feedback"),
-            ("CTR", 4, "counter (the whole block is the counter)"))),
+            ("CTR", 4, "counter (the whole block is the counter)"),
+            ("GCM", 5, "AES-GCM, in GCM builds (INFO.MODES bit 5): AAD_BYTES of AAD then "
+                       "TEXT_BYTES of text through DIN, the tag in TAG or checked against "
+                       "TAG_EXPECTED"))),
         Field("DECRYPT", 3, 1, "rw", "1: decrypt the next message; 0: encrypt"),
         Field("KEYSEL", 4, 2, "rw", "which key size (core) to use; see KEYSIZES"),
         Field("START", 8, 1, "w1", "start a message of LENGTH blocks with this write's MODE, "
               "DECRYPT and KEYSEL (loads the key first if it changed)"),
         Field("CLEAR", 9, 1, "w1", "abort and zeroize: key, IV, FIFOs, core and mode state, "
               "configuration and errors; busy until done"),
+        Field("TAG_BYTES", 16, 5, "rw", "GCM decryption: leading bytes of TAG_EXPECTED compared, "
+              "4 to 16 (0: 16); other values are refused (ERROR.UNSUPPORTED). Reads 0 without "
+              "GCM"),
     ), busy_refused=True),
     Register("STATUS", 0x04, "ro", "State of the peripheral.", (
         Field("BUSY", 0, 1, "ro", "a message (or a CLEAR) is in progress: key, IV, LENGTH and "
@@ -103,6 +119,11 @@ REGISTERS = (
         Field("OUT_READY", 2, 1, "ro", "the output FIFO holds a whole block"),
         Field("KEY_SET", 3, 1, "ro", "a key has been written since reset or CLEAR"),
         Field("ERROR", 4, 1, "ro", "an ERROR flag is set"),
+        Field("TAG_READY", 5, 1, "ro", "the last GCM message is done: its tag is in TAG "
+              "(encryption) or AUTHENTIC holds its check (decryption); cleared by START and "
+              "CLEAR"),
+        Field("AUTHENTIC", 6, 1, "ro", "with TAG_READY after a GCM decryption: 1 if "
+              "TAG_EXPECTED matched, 0 if not (then ERROR.AUTH_FAIL is set too)"),
         Field("IN_FREE", 8, 8, "ro", "words free in the input FIFO"),
         Field("OUT_WORDS", 16, 8, "ro", "words waiting in the output FIFO"),
     )),
@@ -118,7 +139,7 @@ REGISTERS = (
     ), busy_refused=True),
     Register("INFO", 0x18, "ro", "What this peripheral was built with.", (
         Field("BLOCK_WORDS", 0, 4, "ro", "32-bit words in a block (4 for AES, 2 for PRESENT)"),
-        Field("MODES", 8, 5, "ro", "bit i set: MODE value i is available"),
+        Field("MODES", 8, 6, "ro", "bit i set: MODE value i is available"),
         Field("DECRYPTS", 16, 4, "ro", "bit i set: KEYSEL i can decrypt in ECB and CBC"),
         Field("FIFO_WORDS", 24, 8, "ro", "depth of each data FIFO, in words"),
     )),
@@ -133,13 +154,27 @@ REGISTERS = (
              "in word j). Words may be written before START."),
     Register("DOUT", 0x24, "ro", "Data out: each read takes one word of a result, in the same "
              "order as DIN. Only results ever appear here."),
+    _byte_count("AAD_BYTES", 0x28, "bytes of AAD in the next GCM message, any number (0: "
+                "none). The AAD goes into DIN before the text, in whole blocks (the last padded "
+                "with any bytes)."),
+    _byte_count("TEXT_BYTES", 0x2C, "bytes of plaintext (encrypting) or ciphertext "
+                "(decrypting) in the next GCM message, any number (0: none). Written to DIN "
+                "after the AAD in whole blocks, read from DOUT in whole blocks (the bytes beyond "
+                "the text are 0)."),
+    Register("TAG", 0x30, "ro", "GCM builds: the tag of the last GCM encryption, valid with "
+             "STATUS.TAG_READY (0 after a decryption, START and CLEAR). Word i holds bits "
+             "32i+31..32i, as KEY: TAG3 holds tag bytes 0..3.", count=4),
     Register("KEY", 0x40, "wo", "Key word i holds key bits 32i+31..32i (KEY0 is the least "
              "significant word: for AES-128, KEY3 holds key bytes 0..3). Writes set KEY_SET; "
              "the key is loaded into the core at the next START.", count=8,
              busy_refused=True),
     Register("IV", 0x60, "rw", "IV (or initial counter block) word i holds bits 32i+31..32i, "
-             "as KEY. Read back as written (the chaining value is never visible).", count=4,
+             "as KEY. Read back as written (the chaining value is never visible). GCM: the "
+             "96-bit IV in IV3..IV1 (IV bytes 0..3 in IV3), IV0 unused.", count=4,
              busy_refused=True),
+    Register("TAG_EXPECTED", 0x70, "wo", "GCM builds: the tag a GCM decryption checks, written "
+             "before START, word order as TAG; CTRL.TAG_BYTES of its leading bytes are compared "
+             "(in constant time).", count=4, busy_refused=True),
 )
 
 

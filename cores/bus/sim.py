@@ -143,6 +143,60 @@ class WishboneFirmware:
         await self.start(mode, decrypt, keysel, length=len(blocks))
         return await self.stream(blocks)
 
+    async def gcm_message(self, *, iv: bytes, aad: bytes, text: bytes, decrypt: bool = False,
+                          expected_tag: bytes | None = None, keysel: int = 0,
+                          prefill: bool = False) -> tuple:
+        """An AES-GCM message, as a driver would run it: the 12-byte IV into ``IV3..IV1``,
+        ``AAD_BYTES``, ``TEXT_BYTES`` (and for a decryption ``TAG_EXPECTED`` and
+        ``CTRL.TAG_BYTES`` from ``expected_tag``), ``CTRL`` with ``MODE`` GCM and ``START``,
+        then the AAD and the text (each padded to whole blocks) streamed in while the results are
+        streamed out (:meth:`stream`'s polling), then ``STATUS`` polled until ``TAG_READY``.
+        With ``prefill``, the first blocks go into ``DIN`` before ``START``, as many as fit.
+
+        Returns ``(text, tag, status)``: the result bytes (``len(text)`` of them), the
+        ``TAG`` registers as 16 bytes, and the last ``STATUS`` read.
+        """
+        from .peripheral import GCM_MODE
+        if len(iv) != 12:
+            raise ValueError(f"iv must be 12 bytes, not {len(iv)}")
+        await self.set_iv(int.from_bytes(iv, "big") << 32, 4)
+        await self.write("AAD_BYTES", len(aad))
+        await self.write("TEXT_BYTES", len(text))
+        tag_bytes = 0
+        if decrypt:
+            tag_bytes = len(expected_tag) % 16
+            padded = int.from_bytes(expected_tag.ljust(16, b"\0"), "big")
+            for index in range(4):
+                await self.write("TAG_EXPECTED", (padded >> (32 * index)) & 0xffffffff, index)
+
+        def blocks(data):
+            data = data + bytes(-len(data) % 16)
+            return [int.from_bytes(data[i:i + 16], "big") for i in range(0, len(data), 16)]
+        pending = blocks(aad) + blocks(text)
+        expect = -(-len(text) // 16)
+        if prefill:
+            for _ in range(min(len(pending), self.dut.fifo_words // 4)):
+                await self.put_block(pending.pop(0))
+        ctrl = register("CTRL")
+        await self.write("CTRL", (GCM_MODE << ctrl.field("MODE").offset) |
+                         (int(decrypt) << ctrl.field("DECRYPT").offset) |
+                         (keysel << ctrl.field("KEYSEL").offset) |
+                         (tag_bytes << ctrl.field("TAG_BYTES").offset) | _bit("CTRL", "START"))
+        results = []
+        while pending or len(results) < expect:
+            status = await self.read("STATUS")
+            if pending and status & _bit("STATUS", "IN_SPACE"):
+                await self.put_block(pending.pop(0))
+            if len(results) < expect and status & _bit("STATUS", "OUT_READY"):
+                results.append(await self.get_block())
+        while not (status := await self.read("STATUS")) & _bit("STATUS", "TAG_READY"):
+            pass
+        tag = 0
+        for index in range(4):
+            tag |= await self.read("TAG", index) << (32 * index)
+        result = b"".join(block.to_bytes(16, "big") for block in results)
+        return result[:len(text)], tag.to_bytes(16, "big"), status
+
     async def wait_idle(self):
         """Poll ``STATUS`` until ``BUSY`` is low."""
         while await self.read("STATUS") & _bit("STATUS", "BUSY"):
