@@ -287,9 +287,14 @@ def _cmd_build(args):
 def _cmd_report(args):
     from platforms.devices import get_device
     from scripts.flow.external import ExternalConfig
-    from scripts.flow.report import markdown_report, plot_report, run_report, text_table
+    from scripts.flow.report import (markdown_report, merge_reports, plot_report, run_report,
+                                     text_table)
     from scripts.flow.targets import parse_target
 
+    earlier = [_read_report(path) for path in args.merge or ()]
+    if args.cores is None:
+        # With --merge alone, nothing is measured: the earlier reports make the page.
+        args.cores = [] if earlier else list(_default_cores())
     configs = []
     for text in args.cores:
         try:
@@ -313,6 +318,10 @@ def _cmd_report(args):
                          (args.plot, "--plot")):
         _check_output_file(path, option)
     _check_output_folder(args.build_dir, "--build-dir")
+    command = "cipher-cores " + " ".join(shlex.quote(arg) for arg in args.argv)
+    if not configs:
+        report = merge_reports(earlier, command=command)
+        return _write_report(report, args)
     executor = None
     if args.scheduler:
         from scripts.flow.jobs import DaskUnavailable, dask_executor
@@ -324,7 +333,6 @@ def _cmd_report(args):
         families = {device.family for device in devices}
         _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)],
                        args.quiet)
-    command = "cipher-cores " + " ".join(shlex.quote(arg) for arg in args.argv)
     try:
         with _progress(args) as progress:
             report = run_report(configs, devices, seeds=list(range(1, args.seeds + 1)),
@@ -333,6 +341,33 @@ def _cmd_report(args):
     finally:
         if executor is not None:
             executor.shutdown()
+    if earlier:
+        report = merge_reports(earlier + [report], command=command)
+    return _write_report(report, args)
+
+
+def _read_report(path):
+    """A report written by ``report --json``, for ``--merge``; a one-line error otherwise."""
+    try:
+        with open(path) as file:
+            report = json.load(file)
+    except OSError as error:
+        raise _Exit(f"--merge {path}: {error.strerror}") from None
+    except ValueError as error:
+        raise _Exit(f"--merge {path}: not JSON ({error})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("rows"), list):
+        raise _Exit(f"--merge {path}: not a report written by 'cipher-cores report --json'")
+    return report
+
+
+def _default_cores() -> list:
+    from scripts.flow.report import default_configs
+    return list(default_configs())
+
+
+def _write_report(report, args) -> int:
+    """Print ``report`` and write the files ``--json``, ``--plot`` and ``--markdown`` ask for."""
+    from scripts.flow.report import markdown_report, plot_report, text_table
     print()
     print(text_table(report))
     for error in report["errors"]:
@@ -548,6 +583,7 @@ def make_parser() -> argparse.ArgumentParser:
     from platforms.boards import BOARDS, DEFAULT_BOARD
     from platforms.devices import DEFAULT_DEVICES, DEVICES
     from scripts.flow.report import default_configs
+    from scripts.flow.targets import GCM_PRESETS
 
     parser = _Parser(prog="cipher-cores", description=_DESCRIPTION,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -583,14 +619,15 @@ def make_parser() -> argparse.ArgumentParser:
                     "for cycles per block and latency, and print LUT4, FF, carry, BRAM, Fmax "
                     "(median and best over the seeds), throughput and slice equivalents beside "
                     "the seed papers' figures.")
-    report.add_argument("--cores", nargs="+", default=list(default_configs()), metavar="CORE",
+    report.add_argument("--cores", nargs="+", default=None, metavar="CORE",
                         help="configurations as NAME-KEYBITS[:OPTION=VALUE,...], e.g. aes-128 "
                              "aes-128:sbox=logic present-80:decrypt=no; wishbone:CORE is the "
                              "Wishbone peripheral with all five modes around CORE, e.g. "
                              "wishbone:aes-128; verilog:FILE.toml is another project's "
-                             "Verilog core described by FILE.toml (see scripts/flow/external.py) "
+                             "Verilog core described by FILE.toml (see scripts/flow/external.py); "
+                             f"{'/'.join(GCM_PRESETS)}:CORE is AES-GCM around CORE "
                              "(default: "
-                             f"{' '.join(default_configs())})")
+                             f"{' '.join(default_configs())}; none with --merge alone)")
     report.add_argument("--devices", nargs="+", default=list(DEFAULT_DEVICES), metavar="DEVICE",
                         help=f"bare devices: {', '.join(DEVICES)} (default: all)")
     report.add_argument("--seeds", type=_POSITIVE, default=3, metavar="N",
@@ -602,6 +639,10 @@ def make_parser() -> argparse.ArgumentParser:
                         help="run the builds on the Dask cluster of this scheduler "
                              "(tcp://HOST:PORT) instead of here; needs pip install distributed, "
                              "and this package and its tools on every worker")
+    report.add_argument("--merge", nargs="+", metavar="FILE",
+                        help="earlier reports (their --json files) to put on the same page: a row "
+                             "this run measures replaces theirs for the same core and device, and "
+                             "the page says which sweep measured each row")
     report.add_argument("--json", metavar="FILE", help="write the full report as JSON")
     report.add_argument("--markdown", metavar="FILE", help="write the report as Markdown")
     report.add_argument("--plot", metavar="FILE", help="plot area against throughput (PNG)")

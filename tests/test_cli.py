@@ -102,6 +102,8 @@ def test_no_command_prints_help(capsys):
     (["export", "--core", "wishbone:des", "--rtlil", "x.il"],
      "--core wishbone:des: unknown core 'des'"),
     (["regmap"], "regmap needs --markdown FILE and/or --header FILE"),
+    (["report", "--merge", "no/such/report.json"],
+     "--merge no/such/report.json: No such file or directory"),
 ])
 def test_errors_are_one_line(capsys, argv, message):
     code, _, err = run(capsys, *argv)
@@ -177,8 +179,8 @@ def test_demo_aes(capsys):
     assert "OK" in out and "MISMATCH" not in out
 
 
-def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
-    # The report command end to end, with place-and-route replaced by a canned measurement.
+def stub_measurements(monkeypatch, lut4=200):
+    """Place-and-route replaced by a canned measurement (Fmax 50 MHz + the seed)."""
     import scripts.flow.build
     from scripts.flow.build import DeviceMeasurement
     from scripts.flow.measure import CellCounts
@@ -188,12 +190,17 @@ def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
             label=config.label, config=config.to_dict(), device=device.name,
             family=device.family, block_bits=config.block_bits, seeds=list(seeds),
             build_dir=str(root), constraint_mhz=device.target_mhz, fit=True,
-            core_cells=CellCounts(lut4=200, ff=130), harness_cells=CellCounts(),
+            core_cells=CellCounts(lut4=lut4, ff=130), harness_cells=CellCounts(),
             design_cells=CellCounts(), design_utilization={},
             fmax_mhz=[50.0 + seed for seed in seeds], elapsed_s=0.1)
 
     monkeypatch.setattr(scripts.flow.build, "measure_device", fake_measure)
     stub_tools(monkeypatch)
+
+
+def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
+    # The report command end to end, with place-and-route replaced by a canned measurement.
+    stub_measurements(monkeypatch)
     paths = {name: tmp_path / name for name in ("r.json", "r.md", "r.png")}
     code, out, err = run(capsys, "report", "--cores", "toy", "--devices", "ice40-up5k",
                          "ecp5-25f", "--seeds", "3", "--json", str(paths["r.json"]),
@@ -212,6 +219,44 @@ def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
     assert paths["r.png"].read_bytes()[:4] == b"\x89PNG"
     # The papers' rows are those of the ciphers measured: none for the toy.
     assert "(paper)" not in out
+
+
+def test_report_merges_earlier_sweeps(capsys, tmp_path, monkeypatch):
+    """``--merge`` puts earlier reports on one page; a row measured again replaces the earlier
+    one for its core and device, and the page names the sweep behind each row."""
+    first, second, merged = (tmp_path / f"{name}.json" for name in ("a", "b", "m"))
+    page = tmp_path / "m.md"
+    stub_measurements(monkeypatch, lut4=200)
+    code, _, err = run(capsys, "report", "--cores", "toy", "--devices", "ice40-up5k", "ecp5-25f",
+                       "--seeds", "1", "--json", str(first), "--build-dir", str(tmp_path), "-q")
+    assert code == 0, err
+    stub_measurements(monkeypatch, lut4=150)      # the toy changed: measure it again on one device
+    code, _, err = run(capsys, "report", "--cores", "toy", "--devices", "ecp5-25f", "--seeds",
+                       "2", "--json", str(second), "--build-dir", str(tmp_path), "-q")
+    assert code == 0, err
+    code, out, err = run(capsys, "report", "--merge", str(first), str(second), "--json",
+                         str(merged), "--markdown", str(page))
+    assert code == 0, err
+    report = json.loads(merged.read_text())
+    rows = {row["device"]: (row["lut4"], row["sweep"]) for row in report["rows"]}
+    assert rows == {"ice40-up5k": (200, 0), "ecp5-25f": (150, 1)}
+    assert [sweep["seeds"] for sweep in report["sweeps"]] == [[1], [1, 2]]
+    assert report["tool_versions"] == {"yosys": "test"}
+    text = page.read_text()
+    assert "merges 2 sweeps" in text and "--seeds 2" in text and "--merge" in text
+    # Merging the merged report again keeps each row's sweep.
+    code, _, err = run(capsys, "report", "--merge", str(merged), "--json", str(first))
+    assert code == 0, err
+    again = json.loads(first.read_text())
+    assert again["rows"] == report["rows"] and again["sweeps"] == report["sweeps"]
+
+
+def test_report_merge_refuses_a_file_that_is_not_a_report(capsys, tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text('{"rows": 3}')
+    code, _, err = run(capsys, "report", "--merge", str(path))
+    assert_one_line_error(code, err, f"--merge {path}: not a report written by "
+                                     f"'cipher-cores report --json'")
 
 
 def stub_tools(monkeypatch):

@@ -22,6 +22,7 @@ Derived figures, for each core configuration and device:
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import statistics
 import sys
@@ -161,6 +162,8 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
 
     progress = progress or Progress(enabled=False)
     started = time.monotonic()
+    # The sources as the builds read them: the tree can change while a long sweep runs.
+    source = source_revision()
     own_executor = executor is None
     if own_executor:
         executor = flow_jobs.local_executor(jobs)
@@ -219,7 +222,56 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
     return assemble(measurements, cycles, papers=papers_for(configs), command=command,
                     tool_versions=tool_versions(),
                     seeds=seeds, elapsed_s=time.monotonic() - started, errors=errors,
-                    source=source_revision())
+                    source=source)
+
+
+#: What a sweep contributes to a merged report (see :func:`merge_reports`).
+_SWEEP_KEYS = ("generated", "command", "source", "seeds", "tool_versions", "elapsed_s")
+
+
+def _sweeps_of(report: dict) -> list:
+    """The sweeps a report was made from: its own ``sweeps`` if it was merged, else itself."""
+    if report.get("sweeps"):
+        return [dict(sweep) for sweep in report["sweeps"]]
+    return [{key: report.get(key) for key in _SWEEP_KEYS}]
+
+
+def merge_reports(reports: list, *, command: str = "") -> dict:
+    """One report from several (as :func:`assemble` makes them, e.g. read back from their
+    ``--json`` files), so that one page can show sweeps run at different times: a core that
+    changed is measured again without measuring the rest again.
+
+    A later report's row replaces an earlier one for the same core label and device (in place),
+    and its cycle figures replace the earlier ones of that label; every row says which sweep
+    measured it (``sweep``: an index into ``sweeps``, each with its command, sources, seeds,
+    tools and time). ``command`` is how the merge itself was made."""
+    rows, cycles, papers, errors, sweeps = {}, {}, {}, [], []
+    for report in reports:
+        first = len(sweeps)
+        sweeps += _sweeps_of(report)
+        for row in report["rows"]:
+            row = dict(row)
+            row["sweep"] = first + row.get("sweep", 0)
+            rows[(row["label"], row["device"])] = row
+        for label, figures in report.get("cycles", {}).items():
+            cycles[label] = dict(figures, sweep=first + figures.get("sweep", 0))
+        for paper in report.get("papers", []):
+            papers.setdefault(paper["label"], paper)
+        errors += report.get("errors", [])
+    merged = {
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": command,
+        "sweeps": sweeps,
+        "method": reports[-1].get("method", {}) if reports else {},
+        "cycles": cycles,
+        "rows": list(rows.values()),
+        "papers": list(papers.values()),
+        "errors": errors,
+    }
+    versions = {json.dumps(sweep.get("tool_versions"), sort_keys=True) for sweep in sweeps}
+    if len(versions) == 1:
+        merged["tool_versions"] = sweeps[0].get("tool_versions") or {}
+    return merged
 
 
 # --- presentation -----------------------------------------------------------------------------
@@ -313,6 +365,15 @@ _BUS_CYCLES = ("Wishbone rows are measured through the bus, as firmware sees the
                "counted from the `START` write to the first block entering the core.")
 
 
+#: How AES-GCM's cycles are measured (for the page).
+_GCM_CYCLES = ("GCM rows are measured on whole messages (`cores.gcm.sim.simulate_gcm`: a key, "
+               "then a 12-byte IV, two AAD blocks and eight text blocks, encrypted and then "
+               "decrypted, checked against `cores.gcm.reference`): cycles/block is the steady "
+               "interval between text results, latency from the last text block in to the tag "
+               "out, and the key load counts the key expansion, H = E_K(0) and the GHASH table "
+               "fill.")
+
+
 #: How the cycles of another project's core come to the page.
 _DECLARED_CYCLES = ("Rows of another project's Verilog core (`--cores verilog:FILE.toml`) are "
                     "measured on the same harness, devices and seeds, but their cycle counts are "
@@ -340,6 +401,8 @@ def _cycle_lines(report: dict) -> list:
             "(`cores.sim.simulate_cipher`); results checked against the reference model."
             + (" " + _BUS_CYCLES if any(c.get("through") == "wishbone" for c in cycles.values())
                else "")
+            + (" " + _GCM_CYCLES if any(c.get("through") == "gcm" for c in cycles.values())
+               else "")
             + (" " + _DECLARED_CYCLES
                if any(c.get("through") == "declared" for c in cycles.values()) else ""), "",
             _markdown_table(header, body), ""]
@@ -350,25 +413,32 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
     from .progress import format_duration
 
     header, body = _table_rows(report)
-    versions = report.get("tool_versions", {})
-    out = [
-        "# Results: area, Fmax and throughput beside the papers",
-        "",
-        "Generated by `cipher-cores report`; do not edit by hand. Regenerate with:",
-        "",
-        "```sh",
-        report.get("command") or "cipher-cores report",
-        "```",
-        "",
-        f"Generated {report.get('generated', '')}"
-        + (f"; the sweep took {format_duration(report['elapsed_s'])} on a 2-core machine"
-           if report.get("elapsed_s") else "")
-        + f"; placement seeds {', '.join(map(str, report.get('seeds', [])))}"
-        + (f"; sources at commit `{report['source']}`" if report.get("source") else "") + ".",
-        "",
-        _markdown_table(header, body),
-        "",
-    ]
+    versions = report.get("tool_versions")
+
+    def made(sweep) -> str:
+        return (f"Generated {sweep.get('generated') or ''}"
+                + (f"; the sweep took {format_duration(sweep['elapsed_s'])} on a 2-core machine"
+                   if sweep.get("elapsed_s") else "")
+                + f"; placement seeds {', '.join(map(str, sweep.get('seeds') or []))}"
+                + (f"; sources at commit `{sweep['source']}`" if sweep.get("source") else "")
+                + ".")
+    out = ["# Results: area, Fmax and throughput beside the papers", ""]
+    if report.get("sweeps"):
+        out += [f"Generated by `cipher-cores report`; do not edit by hand. The page merges "
+                f"{len(report['sweeps'])} sweep{'s' if len(report['sweeps']) != 1 else ''} (a later sweep's row replaces an earlier one "
+                f"for the same core and device); regenerate each, then merge:", ""]
+        for index, sweep in enumerate(report["sweeps"]):
+            labels = list(dict.fromkeys(row["label"] for row in report["rows"]
+                                        if row.get("sweep") == index))
+            out += [f"{index + 1}. Rows of {', '.join(labels) or 'no core (all replaced)'}:",
+                    "", "   ```sh", f"   {sweep.get('command') or 'cipher-cores report'}",
+                    "   ```", "", f"   {made(sweep)}", ""]
+        out += ["```sh", report.get("command") or "cipher-cores report --merge ...", "```", ""]
+    else:
+        out += ["Generated by `cipher-cores report`; do not edit by hand. Regenerate with:", "",
+                "```sh", report.get("command") or "cipher-cores report", "```", "",
+                made(report), ""]
+    out += [_markdown_table(header, body), ""]
     if plot:
         out += [f"![Area against throughput]({plot})", ""]
     out += _comparison_lines(report)
@@ -417,7 +487,12 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         "## Tools",
         "",
     ]
-    out += [f"* {name}: {version}" for name, version in versions.items()]
+    if versions is not None:
+        out += [f"* {name}: {version}" for name, version in versions.items()]
+    else:
+        for index, sweep in enumerate(report["sweeps"]):
+            out += [f"* sweep {index + 1}, {name}: {version}"
+                    for name, version in (sweep.get("tool_versions") or {}).items()]
     out.append("")
     return "\n".join(out)
 
