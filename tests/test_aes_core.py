@@ -61,6 +61,29 @@ def test_aesavs_ecb_file(kind, key_bits):
     assert_clean_run(run, expected)
 
 
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_encrypt_only_core_passes_the_aesavs_encrypt_sections(key_bits):
+    """``decrypt=False``: the encrypt sections of every ECB file; and a block whose ``decrypt``
+    bit is set is encrypted all the same (the core has no inverse path to take)."""
+    operations, expected = [], []
+    for kind in AESAVS_KINDS:
+        for vector in aesavs_ecb_vectors(kind, key_bits):
+            if not vector.decrypt:
+                operations += [LoadKey(vector.key)] + [Process(b, False) for b in vector.given]
+                expected += vector.expected
+    fips, = (v for v in FIPS197_APPENDIX_C if v.key_bits == key_bits)
+    operations += [LoadKey(fips.key), Process(fips.plaintext, decrypt=True)]
+    expected.append(fips.ciphertext)
+    core = AES(key_bits, decrypt=False)
+    assert core.decrypt is False
+    assert_clean_run(simulate_cipher(core, operations), expected)
+
+
+def test_encrypt_only_parameter_is_checked():
+    with pytest.raises(TypeError, match=r"decrypt must be a bool \(True or False\), not 'no'"):
+        AES(128, decrypt="no")
+
+
 # Differential tests against pycryptodome
 
 @pytest.mark.parametrize("sbox", ["bram", "logic", "boolean"])

@@ -401,9 +401,11 @@ def check_one_message_each_way(gcm, rng, **kwargs):
 
 
 def test_other_aes_configurations():
-    """Boolean S-boxes, and a 256-bit key with the AND/XOR GHASH, one message each way."""
+    """Boolean S-boxes, a 256-bit key with the AND/XOR GHASH, and an encryption-only AES
+    (GCM never decrypts with its core) with the mixed GHASH, one message each way."""
     rng = random.Random(14)
-    for gcm in (GCM(AES(128, sbox="boolean")), GCM(AES(256), multiplier="logic")):
+    for gcm in (GCM(AES(128, sbox="boolean")), GCM(AES(256), multiplier="logic"),
+                GCM(AES(128, decrypt=False), multiplier="mixed")):
         check_one_message_each_way(gcm, rng)
 
 

@@ -170,11 +170,11 @@ def test_catalog_options_come_from_the_packages_constants():
 def test_every_configuration_is_listed_once():
     labels = [config.label for config in configurations()]
     assert len(labels) == len(set(labels))
-    # AES: 3 key sizes x 3 S-boxes; PRESENT: 2 key sizes x 6 rounds per cycle x 2 directions;
+    # AES: 3 key sizes x 3 S-boxes x 2 directions; PRESENT: 2 key sizes x 6 rounds per cycle x 2 directions;
     # serial and pipelined PRESENT: 2 key sizes x 2 directions each; the toy: 1.
     # The pipelined AES: 3 key sizes (the `+ 3` after the round-based AES); the T-table and the
     # compact AES: 3 key sizes x 2 table kinds, 3 key sizes x 2 directions (the two `+ 6`).
-    assert len(labels) == 9 + 3 + 6 + 6 + 24 + 4 + 4 + 1
+    assert len(labels) == 18 + 3 + 6 + 6 + 24 + 4 + 4 + 1
     for config in configurations():
         parsed = parse_config(config.text)
         assert (parsed.spec, parsed.key_bits, parsed.all_options()) == \
@@ -192,7 +192,7 @@ def test_parse_config():
 @pytest.mark.parametrize("text, message", [
     ("des-64", "unknown core 'des'"),
     ("aes-100", "AES takes key sizes 128, 192 or 256, not 100"),
-    ("aes-128:colour=red", "AES has no option 'colour' (options: sbox)"),
+    ("aes-128:colour=red", "AES has no option 'colour' (options: sbox, decrypt)"),
     ("aes-128:sbox=rom", "--sbox must be logic, bram or boolean, not 'rom'"),
     ("present-80:rounds_per_cycle=x", "--rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, not 'x'"),
     ("present-80:rounds_per_cycle=3", "--rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, not '3'"),

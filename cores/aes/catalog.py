@@ -31,7 +31,10 @@ CATALOG = (
         description="FIPS-197, one round per clock, encrypts and decrypts",
         options=(CoreOption("sbox", str, "bram", SBOX_IMPLEMENTATIONS,
                             "S-boxes in block RAM (bram), as look-up logic (logic), or as "
-                            "tower-field Boolean logic (boolean)"),),
+                            "tower-field Boolean logic (boolean)"),
+                 CoreOption("decrypt", bool, True, (True, False),
+                            "include decryption (InvSubBytes, InvMixColumns, the backward key "
+                            "schedule); without it every block is encrypted (CTR, GCM)")),
         vectors=FIPS197_VECTORS,
         papers=(PAPER,),
         report_defaults=("aes-128",)),

@@ -1,6 +1,6 @@
 """The round-based AES core: one full round per clock cycle, both directions in one datapath."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import C, Module, Mux, Signal
 
 from ..cipher import BlockCipher, Handshake
 from .key_schedule import KeySchedule
@@ -33,6 +33,11 @@ class AES(BlockCipher):
         so no cycle is added), ``"logic"`` (look-up tables in LUTs) or ``"boolean"`` (each S-box
         computed in XOR/AND logic by inversion in a tower field, one inverter serving both
         directions; see :class:`~cores.aes.boolean_sbox.BooleanSBox`).
+    decrypt : :class:`bool`
+        Whether the core decrypts (the default). Without it (``decrypt=False``: for CTR, GCM
+        and the other modes that only encrypt) every block is encrypted whatever its
+        ``decrypt`` bit says: InvSubBytes, InvMixColumns and the backward key schedule are left
+        out, with the same cycle counts.
 
     Members
     -------
@@ -59,10 +64,18 @@ class AES(BlockCipher):
     any further block: while ``key.valid`` is high, ``input.ready`` stays low. After reset no key
     is loaded and ``input.ready`` stays low until one is.
     """
-    def __init__(self, key_bits: int = 128, *, sbox: str = "bram"):
+    def __init__(self, key_bits: int = 128, *, sbox: str = "bram", decrypt: bool = True):
         self._key_bits = check_key_bits(key_bits)
         self._sbox = check_sbox(sbox)
+        if not isinstance(decrypt, bool):
+            raise TypeError(f"decrypt must be a bool (True or False), not {decrypt!r}")
+        self._decrypt = decrypt
         super().__init__(128, key_bits)
+
+    @property
+    def decrypt(self) -> bool:
+        """Whether the core decrypts; without it every block is encrypted."""
+        return self._decrypt
 
     @property
     def key_bits(self) -> int:
@@ -106,7 +119,9 @@ class AES(BlockCipher):
         second_window = Signal(key_width)    # window 1, where encryption rounds start
         penultimate_window = Signal(key_width)   # window Nr - 1, where decryption rounds start
 
-        decrypting = state.q_inverse
+        # Encryption only: a constant direction, from which synthesis removes the inverse paths.
+        decrypting = state.q_inverse if self._decrypt else C(0, 1)
+        block_decrypt = self.input.payload.decrypt if self._decrypt else C(0, 1)
         step = key_schedule.q_step           # the step that turns this window into the next
 
         last_round = Signal()
@@ -166,13 +181,13 @@ class AES(BlockCipher):
             # In "Idle", or in "Output" on the edge where the result leaves: the state register
             # is free for the next block on that same edge.
             m.d.comb += [
-                state.d.eq(request.block ^ Mux(request.decrypt, last_round_key,
+                state.d.eq(request.block ^ Mux(block_decrypt, last_round_key,
                                                first_round_key)),
-                state.d_inverse.eq(request.decrypt),
+                state.d_inverse.eq(block_decrypt),
                 state.en.eq(1),
-                key_schedule.d.eq(Mux(request.decrypt, penultimate_window, second_window)),
-                key_schedule.d_step.eq(Mux(request.decrypt, nr - 1, 2)),
-                key_schedule.d_backward.eq(request.decrypt),
+                key_schedule.d.eq(Mux(block_decrypt, penultimate_window, second_window)),
+                key_schedule.d_step.eq(Mux(block_decrypt, nr - 1, 2)),
+                key_schedule.d_backward.eq(block_decrypt),
                 key_schedule.en.eq(1),
             ]
 
