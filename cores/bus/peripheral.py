@@ -472,7 +472,9 @@ class CipherPeripheral(wiring.Component):
                         if gcm is not None:
                             m.d.sync += tag_bytes.eq(next_tag_bytes)
                         with m.If(next_keysel != keysel):
-                            m.d.sync += [key_dirty.eq(1), gcm_dirty.eq(1)]
+                            m.d.sync += key_dirty.eq(1)
+                            if gcm is not None:
+                                m.d.sync += gcm_dirty.eq(1)
                         m.d.comb += do_start.eq(start_bit)
             with m.Case(_word_address("STATUS")):
                 gcm_status = {} if gcm is None else {"TAG_READY": tag_ready,
@@ -745,7 +747,10 @@ class CipherPeripheral(wiring.Component):
                     m.d.comb += busy.eq(1)
 
                     def text_done():
-                        m.next = "GCM tag"
+                        with m.If(decrypt):
+                            m.next = "GCM expected tag"
+                        with m.Else():
+                            m.next = "GCM tag"
                     gcm_part(text_done)
                     # A result per text item (an empty text's one item is dropped), taken when
                     # the previous result is all in the output FIFO.
@@ -756,28 +761,28 @@ class CipherPeripheral(wiring.Component):
                     drain()
                     obey_clear()
 
-                with m.State("GCM tag"):
-                    # Decrypting, the expected tag is the last item; then the tag (or the
-                    # check) arrives.
-                    m.d.comb += [busy.eq(1), gcm.input.valid.eq(decrypt),
+                with m.State("GCM expected tag"):
+                    # Decrypting, the expected tag is the last item.
+                    m.d.comb += [busy.eq(1), gcm.input.valid.eq(1),
                                  gcm.input.payload.data.eq(tag_expected),
                                  gcm.input.payload.keep.eq(
                                      leading_bytes(Mux(tag_bytes == 0, 16, tag_bytes))),
-                                 gcm.input.payload.last.eq(1),
-                                 gcm.tag.ready.eq(1)]
+                                 gcm.input.payload.last.eq(1)]
                     drain()
-                    with m.If(gcm.tag.valid):
+                    with m.If(gcm.input.ready):
+                        m.next = "GCM tag"
+                    obey_clear()
+
+                with m.State("GCM tag"):
+                    # The tag (encrypting) or the check (decrypting), taken once the last result
+                    # is in the output FIFO: TAG_READY rises as BUSY falls.
+                    m.d.comb += [busy.eq(1), gcm.tag.ready.eq(out_count == 0)]
+                    drain()
+                    with m.If(gcm.tag.valid & gcm.tag.ready):
                         m.d.sync += [tag.eq(gcm.tag.payload.tag),
                                      authentic.eq(gcm.tag.payload.authentic), tag_ready.eq(1)]
                         with m.If(decrypt & ~gcm.tag.payload.authentic):
                             m.d.comb += flag("AUTH_FAIL")
-                        m.next = "GCM finish"
-                    obey_clear()
-
-                with m.State("GCM finish"):
-                    m.d.comb += busy.eq(1)
-                    drain()
-                    with m.If(out_count == 0):
                         m.next = "Idle"
                     obey_clear()
 

@@ -153,8 +153,9 @@ class WishboneFirmware:
         streamed out (:meth:`stream`'s polling), then ``STATUS`` polled until ``TAG_READY``.
         With ``prefill``, the first blocks go into ``DIN`` before ``START``, as many as fit.
 
-        Returns ``(text, tag, status)``: the result bytes (``len(text)`` of them), the
-        ``TAG`` registers as 16 bytes, and the last ``STATUS`` read.
+        Returns ``(result, tag, status)``: the result blocks as bytes (``len(text)`` of them
+        rounded up to whole blocks), the ``TAG`` registers as 16 bytes, and the last ``STATUS``
+        read.
         """
         from .peripheral import GCM_MODE
         if len(iv) != 12:
@@ -195,7 +196,7 @@ class WishboneFirmware:
         for index in range(4):
             tag |= await self.read("TAG", index) << (32 * index)
         result = b"".join(block.to_bytes(16, "big") for block in results)
-        return result[:len(text)], tag.to_bytes(16, "big"), status
+        return result, tag.to_bytes(16, "big"), status
 
     async def wait_idle(self):
         """Poll ``STATUS`` until ``BUSY`` is low."""

@@ -1,0 +1,374 @@
+# amaranth: UnusedElaboratable=no
+"""AES-GCM through the Wishbone peripheral (``CipherPeripheral(..., gcm=True)``), driven as
+firmware would drive it and compared with pycryptodome: partial and empty AAD and text, messages
+back to back with key changes, wrong and short tags, GCM and CBC sharing the one core, the
+tag-ready interrupt, CLEAR, refused writes and the constructor's checks."""
+
+import random
+
+import pytest
+from amaranth.hdl import Fragment
+from Crypto.Cipher import AES as PyAES
+
+from cores.aes import AES
+from cores.bus import CipherPeripheral
+from cores.bus.peripheral import GCM_MODE, SharedCore
+from cores.bus.regmap import register
+from cores.bus.sim import simulate_firmware
+from cores.modes import Mode
+from cores.present import PRESENT
+from cores.sim import stream_monitor
+
+
+def bit(register_name, field_name):
+    return register(register_name).field(field_name).mask
+
+
+def field(register_name, field_name, value):
+    item = register(register_name).field(field_name)
+    return (value & item.mask) >> item.offset
+
+
+def gcm_reference(key, iv, aad, text):
+    cipher = PyAES.new(key, PyAES.MODE_GCM, nonce=iv)
+    cipher.update(aad)
+    return cipher.encrypt_and_digest(text)
+
+
+def run(dut, bench, *, check_contract=True):
+    """Simulate ``dut`` with the firmware ``bench(fw, ctx)``; returns the transfers on the key
+    streams of the modes (``"modes key"``) and of GCM (``"gcm key"``), by name. Every stream
+    between the peripheral, the modes and GCM keeps the stream contract (unless
+    ``check_contract`` is false: CLEAR drops what a stream holds)."""
+    streams = {"modes key": dut.engine.key, "modes input": dut.engine.input,
+               "gcm key": dut.gcm.key, "gcm start": dut.gcm.start,
+               "gcm input": dut.gcm.input}
+    logs = {}
+
+    async def program(fw):
+        await bench(fw, fw.ctx)
+    simulate_firmware(dut, program, background=[stream_monitor(streams, logs)])
+    if check_contract:
+        for name, log in logs.items():
+            assert log.violations == [], name
+    return {name: [transfer.payload for transfer in logs[name].transfers]
+            for name in ("modes key", "gcm key")}
+
+
+def as_int(key: bytes) -> int:
+    return int.from_bytes(key, "big")
+
+
+def aes_cores(fragment) -> int:
+    """AES cores in an elaborated design."""
+    return sum(isinstance(origin, AES) for origin in fragment.origins or ()) + \
+        sum(aes_cores(sub) for sub, *_ in fragment.subfragments)
+
+
+def padded(data: bytes) -> bytes:
+    """``data`` in whole blocks, as DOUT gives it: zeros after the last byte."""
+    return data + bytes(-len(data) % 16)
+
+
+async def set_key(fw, key: bytes):
+    await fw.set_key(int.from_bytes(key, "big"), 8 * len(key))
+
+
+async def encrypt_and_check(fw, key, iv, aad, text, **kwargs):
+    """Encrypt through the bus, compare with pycryptodome; returns (ciphertext, tag)."""
+    got, tag, status = await fw.gcm_message(iv=iv, aad=aad, text=text, **kwargs)
+    want, want_tag = gcm_reference(key, iv, aad, text)
+    assert (got, tag) == (padded(want), want_tag), (len(aad), len(text))
+    assert field("STATUS", "TAG_READY", status) and not field("STATUS", "AUTHENTIC", status)
+    return want, tag
+
+
+async def decrypt_and_check(fw, iv, aad, ciphertext, tag, text, *, authentic=True):
+    got, tag_read, status = await fw.gcm_message(iv=iv, aad=aad, text=ciphertext, decrypt=True,
+                                                 expected_tag=tag)
+    assert got == padded(text)
+    assert tag_read == bytes(16)                 # a decryption never shows the computed tag
+    assert field("STATUS", "TAG_READY", status)
+    assert field("STATUS", "AUTHENTIC", status) == authentic
+    assert field("STATUS", "BUSY", status) == 0
+
+
+async def start_decryption(fw, iv, aad, text, tag):
+    """The registers of a GCM decryption of ``text`` with a 16-byte ``tag``, then START (the
+    data is left to the caller)."""
+    await fw.set_iv(as_int(iv) << 32, 4)
+    await fw.write("AAD_BYTES", len(aad))
+    await fw.write("TEXT_BYTES", len(text))
+    for index in range(4):
+        await fw.write("TAG_EXPECTED", as_int(tag) >> (32 * index) & 0xffffffff, index)
+    await fw.write("CTRL", GCM_MODE | bit("CTRL", "DECRYPT") | bit("CTRL", "START"))
+
+
+# Messages ------------------------------------------------------------------------------------
+
+def test_encrypt_and_decrypt_with_partial_last_blocks():
+    """20 bytes of AAD and 37 of text (both end in a partial block): ciphertext and tag as
+    pycryptodome's, decrypted back and authentic; INFO lists GCM."""
+    rng = random.Random(11)
+    key, iv = rng.randbytes(16), rng.randbytes(12)
+    aad, text = rng.randbytes(20), rng.randbytes(37)
+    dut = CipherPeripheral(AES(128), gcm=True)
+
+    async def bench(fw, ctx):
+        assert field("INFO", "MODES", await fw.read("INFO")) == 0b111111
+        await set_key(fw, key)
+        ciphertext, tag = await encrypt_and_check(fw, key, iv, aad, text)
+        await decrypt_and_check(fw, iv, aad, ciphertext, tag, text)
+        assert await fw.read("ERROR") == 0
+
+    run(dut, bench)
+
+
+def test_empty_aad_empty_text_and_both():
+    """No AAD; no text (a tag over the AAD alone, nothing in DOUT); neither; both directions."""
+    rng = random.Random(12)
+    key, iv = rng.randbytes(16), rng.randbytes(12)
+    cases = [(b"", rng.randbytes(33)), (rng.randbytes(17), b""), (b"", b""),
+             (rng.randbytes(32), rng.randbytes(16))]
+    dut = CipherPeripheral(AES(128), gcm=True)
+
+    async def bench(fw, ctx):
+        await set_key(fw, key)
+        for aad, text in cases:
+            ciphertext, tag = await encrypt_and_check(fw, key, iv, aad, text)
+            await decrypt_and_check(fw, iv, aad, ciphertext, tag, text)
+            assert field("STATUS", "OUT_WORDS", await fw.read("STATUS")) == 0
+        assert await fw.read("ERROR") == 0
+
+    run(dut, bench)
+
+
+def test_back_to_back_messages_with_key_change():
+    """Three messages under key A (the second with its first blocks written before START), then
+    key B: each as pycryptodome; GCM loads each key once (its first message), never the modes."""
+    rng = random.Random(13)
+    key_a, key_b = rng.randbytes(16), rng.randbytes(16)
+    messages = [(rng.randbytes(12), rng.randbytes(rng.randrange(40)),
+                 rng.randbytes(rng.randrange(1, 70))) for _ in range(4)]
+    dut = CipherPeripheral(AES(128), gcm=True)
+
+    async def bench(fw, ctx):
+        key = key_a
+        await set_key(fw, key)
+        for index, (iv, aad, text) in enumerate(messages):
+            if index == 3:
+                key = key_b
+                await set_key(fw, key)
+            await encrypt_and_check(fw, key, iv, aad, text, prefill=index == 1)
+
+    loads = run(dut, bench)
+    assert loads == {"modes key": [], "gcm key": [as_int(key_a), as_int(key_b)]}
+
+
+def test_wrong_tag_fails_and_short_tags():
+    """A wrong tag: AUTHENTIC low, ERROR.AUTH_FAIL set (the plaintext still comes out). An 8-byte
+    tag (CTRL.TAG_BYTES = 8) passes when its 8 bytes match whatever follows, fails when one of
+    them differs; TAG_BYTES of 3 is refused."""
+    rng = random.Random(14)
+    key, iv = rng.randbytes(16), rng.randbytes(12)
+    aad, text = rng.randbytes(5), rng.randbytes(50)
+    ciphertext, tag = gcm_reference(key, iv, aad, text)
+    dut = CipherPeripheral(AES(128), gcm=True)
+
+    async def bench(fw, ctx):
+        await set_key(fw, key)
+        forged = bytes([tag[0]]) + bytes([tag[1] ^ 0x80]) + tag[2:]
+        await decrypt_and_check(fw, iv, aad, ciphertext, forged, text, authentic=False)
+        assert await fw.read("ERROR") == bit("ERROR", "AUTH_FAIL")
+        await fw.write("ERROR", bit("ERROR", "AUTH_FAIL"))
+        await decrypt_and_check(fw, iv, aad, ciphertext, tag, text)
+        await decrypt_and_check(fw, iv, aad, ciphertext, tag[:8], text)
+        await decrypt_and_check(fw, iv, aad, ciphertext, tag[:7] + bytes([tag[7] ^ 1]), text,
+                                authentic=False)
+        assert field("CTRL", "TAG_BYTES", await fw.read("CTRL")) == 8
+        await fw.write("ERROR", 0x1ff)
+        await fw.write("CTRL", GCM_MODE | bit("CTRL", "DECRYPT") | (3 << 16) |
+                       bit("CTRL", "START"))
+        assert await fw.read("ERROR") == bit("ERROR", "UNSUPPORTED")
+        assert not field("STATUS", "BUSY", await fw.read("STATUS"))
+
+    run(dut, bench)
+
+
+def test_gcm_then_cbc_then_gcm_with_key_changes():
+    """The one core serves GCM and CBC in turn: GCM, CBC, GCM under one key, then a new key used
+    first by CBC and then by GCM (whose H must follow the new key), then CBC. A key goes into
+    the core through GCM when GCM needs it, through the modes only when they use a key GCM has
+    not loaded."""
+    rng = random.Random(15)
+    keys = [rng.randbytes(16), rng.randbytes(16)]
+    iv, cbc_iv = rng.randbytes(12), rng.randbytes(16)
+    aad, text = rng.randbytes(9), rng.randbytes(40)
+    plain = rng.randbytes(48)
+    dut = CipherPeripheral(AES(128), gcm=True)
+
+    async def cbc(fw, key):
+        blocks = [int.from_bytes(plain[i:i + 16], "big") for i in range(0, 48, 16)]
+        got = await fw.message(Mode.CBC, blocks, iv=int.from_bytes(cbc_iv, "big"))
+        want = PyAES.new(key, PyAES.MODE_CBC, iv=cbc_iv).encrypt(plain)
+        assert b"".join(block.to_bytes(16, "big") for block in got) == want
+
+    async def bench(fw, ctx):
+        await set_key(fw, keys[0])
+        await encrypt_and_check(fw, keys[0], iv, aad, text)
+        await cbc(fw, keys[0])
+        assert not field("STATUS", "TAG_READY", await fw.read("STATUS"))   # START cleared it
+        await encrypt_and_check(fw, keys[0], iv, aad, text)
+        await set_key(fw, keys[1])
+        await cbc(fw, keys[1])
+        await encrypt_and_check(fw, keys[1], iv, aad, text)
+        await cbc(fw, keys[1])
+        assert await fw.read("ERROR") == 0
+
+    loads = run(dut, bench)
+    assert loads == {"modes key": [as_int(keys[1])], "gcm key": list(map(as_int, keys))}
+
+
+def test_two_key_sizes_behind_keysel():
+    """AES-128 and AES-256 behind KEYSEL, both shared between the modes and GCM."""
+    rng = random.Random(16)
+    keys = [rng.randbytes(16), rng.randbytes(32)]
+    iv, aad, text = rng.randbytes(12), rng.randbytes(16), rng.randbytes(20)
+    dut = CipherPeripheral([AES(128), AES(256)], gcm=True)
+
+    async def bench(fw, ctx):
+        for keysel in (0, 1, 0):
+            await set_key(fw, keys[keysel])
+            await encrypt_and_check(fw, keys[keysel], iv, aad, text, keysel=keysel)
+        assert await fw.read("ERROR") == 0
+
+    # A core takes the low bits of the key registers (an AES-256 key's high words remain).
+    loads = run(dut, bench)["gcm key"]
+    assert [load & ((1 << 128) - 1) for load in loads] == \
+        [as_int(keys[0]), as_int(keys[1]) & ((1 << 128) - 1), as_int(keys[0])]
+    assert loads[1] == as_int(keys[1])
+
+
+# Interrupt, refused writes, CLEAR ------------------------------------------------------------
+
+def test_tag_ready_interrupt():
+    """IRQ_ENABLE.TAG_READY: the line rises when the tag is ready, stays while it is, and falls
+    at the next START."""
+    rng = random.Random(17)
+    key, iv, aad, text = rng.randbytes(16), rng.randbytes(12), rng.randbytes(3), b""
+    _, want_tag = gcm_reference(key, iv, aad, text)
+    dut = CipherPeripheral(AES(128), gcm=True)
+
+    async def bench(fw, ctx):
+        await set_key(fw, key)
+        await fw.write("IRQ_ENABLE", bit("IRQ_ENABLE", "TAG_READY"))
+        await fw.set_iv(int.from_bytes(iv, "big") << 32, 4)
+        await fw.write("AAD_BYTES", 3)
+        await fw.write("TEXT_BYTES", 0)
+        await fw.put_block(int.from_bytes(aad.ljust(16, b"\0"), "big"))
+        await fw.write("CTRL", GCM_MODE | bit("CTRL", "START"))
+        edges = 0
+        while not ctx.get(dut.irq):
+            assert edges < 1_000
+            await ctx.tick()
+            edges += 1
+        assert await fw.read("IRQ_PENDING") == bit("IRQ_PENDING", "TAG_READY")
+        tag = 0
+        for index in range(4):
+            tag |= await fw.read("TAG", index) << (32 * index)
+        assert tag.to_bytes(16, "big") == want_tag
+        assert ctx.get(dut.irq)
+        await fw.put_block(int.from_bytes(aad.ljust(16, b"\0"), "big"))
+        await fw.write("CTRL", GCM_MODE | bit("CTRL", "START"))
+        await fw.read("STATUS")
+        assert not ctx.get(dut.irq)
+        await fw.wait_idle()
+        assert ctx.get(dut.irq)
+
+    run(dut, bench)
+
+
+def test_refused_writes_while_busy_and_read_only_tag():
+    """AAD_BYTES, TEXT_BYTES and TAG_EXPECTED writes during a message are refused and flagged
+    and change nothing; a TAG write is flagged READ_ONLY."""
+    rng = random.Random(18)
+    key, iv, aad, text = rng.randbytes(16), rng.randbytes(12), rng.randbytes(16), rng.randbytes(32)
+    ciphertext, tag = gcm_reference(key, iv, aad, text)
+    dut = CipherPeripheral(AES(128), gcm=True)
+
+    async def bench(fw, ctx):
+        await set_key(fw, key)
+        await fw.write("TAG", 1, 0)
+        assert await fw.read("ERROR") == bit("ERROR", "READ_ONLY")
+        await fw.write("ERROR", 0x1ff)
+        await start_decryption(fw, iv, aad, text, tag)
+        assert field("STATUS", "BUSY", await fw.read("STATUS"))
+        for name, index in (("AAD_BYTES", 0), ("TEXT_BYTES", 0), ("TAG_EXPECTED", 2)):
+            await fw.write(name, 0, index)
+            assert await fw.read("ERROR") == bit("ERROR", "BUSY_WRITE"), name
+            await fw.write("ERROR", 0x1ff)
+        assert (await fw.read("AAD_BYTES"), await fw.read("TEXT_BYTES")) == (16, 32)
+        blocks = [int.from_bytes((aad + ciphertext)[i:i + 16], "big") for i in range(0, 48, 16)]
+        got = await fw.stream(blocks, expect=2)
+        assert b"".join(block.to_bytes(16, "big") for block in got) == text
+        await fw.wait_idle()
+        status = await fw.read("STATUS")
+        assert field("STATUS", "TAG_READY", status) and field("STATUS", "AUTHENTIC", status)
+        assert await fw.read("ERROR") == 0
+
+    run(dut, bench)
+
+
+def test_clear_mid_message_zeroizes_gcm_state():
+    """CLEAR in a GCM decryption: key, IV, tag registers and buffers are zero, GCM took a zero
+    key (so its H and tables are no longer the key's), a new START needs a key, and it works
+    again."""
+    rng = random.Random(19)
+    key, iv, aad, text = rng.randbytes(16), rng.randbytes(12), rng.randbytes(7), rng.randbytes(64)
+    ciphertext, tag = gcm_reference(key, iv, aad, text)
+    dut = CipherPeripheral(AES(128), gcm=True)
+
+    async def bench(fw, ctx):
+        await set_key(fw, key)
+        await start_decryption(fw, iv, aad, text, tag)
+        await fw.put_block(int.from_bytes(aad.ljust(16, b"\0"), "big"))
+        await fw.put_block(int.from_bytes(ciphertext[:16], "big"))
+        while not field("STATUS", "OUT_READY", await fw.read("STATUS")):
+            pass
+        assert ctx.get(dut.secret_state()["tag_expected"]) != 0
+        await fw.write("CTRL", bit("CTRL", "CLEAR"))
+        await fw.wait_idle()
+        for name, signal in dut.secret_state().items():
+            assert ctx.get(signal) == 0, name
+        assert field("STATUS", "KEY_SET", await fw.read("STATUS")) == 0
+        for name in ("AAD_BYTES", "TEXT_BYTES", "CTRL", "ERROR"):
+            assert await fw.read(name) == 0, name
+        await fw.write("CTRL", GCM_MODE | bit("CTRL", "START"))
+        assert await fw.read("ERROR") == bit("ERROR", "NO_KEY")
+        await fw.write("ERROR", 0x1ff)
+        await set_key(fw, key)
+        await decrypt_and_check(fw, iv, aad, ciphertext, tag, text)
+
+    loads = run(dut, bench, check_contract=False)
+    # The modes and GCM each took the all-zero key during CLEAR.
+    assert loads == {"modes key": [0], "gcm key": [as_int(key), 0, as_int(key)]}
+
+
+# Construction --------------------------------------------------------------------------------
+
+def test_constructor_checks_and_default():
+    with pytest.raises(TypeError, match=r"^gcm must be True or False, not 'yes'$"):
+        CipherPeripheral(AES(128), gcm="yes")
+    with pytest.raises(ValueError, match=r"^gcm=True needs cores with 128-bit blocks \(AES\), "
+                                         r"not 64-bit ones$"):
+        CipherPeripheral(PRESENT(80), gcm=True)
+    with pytest.raises(ValueError, match=r"^users must be an integer of at least 2, not 1$"):
+        SharedCore(AES(128), users=1)
+    default = CipherPeripheral(AES(128))
+    built = CipherPeripheral(AES(128), gcm=True)
+    assert default.gcm is None and built.gcm is not None
+    assert "tag" not in default.secret_state() and "tag" in built.secret_state()
+    # One AES core in the GCM build: the modes and GCM reach it through ports of one share,
+    # which answer for it.
+    assert built.engine.core.latency == built.gcm.core.latency == built.cores[0].latency
+    assert [aes_cores(Fragment.get(p, None)) for p in (default, built)] == [1, 1]
