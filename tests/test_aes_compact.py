@@ -183,11 +183,11 @@ def test_mix_column_is_mixcolumns_invmixcolumns_or_nothing():
 @pytest.mark.parametrize("decrypt", [False, True])
 def test_diagonal_sources_read_what_shiftrows_selects(decrypt):
     """Run the state ring of a round on labels (old column, row): in cycle c (sampled on edge
-    c + 1) each row's source holds the byte (Inv)ShiftRows puts in column c, although new columns
-    enter the tail on edges 2..5; and after the five edges the ring holds the new columns in
-    order."""
+    c + 1) each row's source holds the byte (Inv)ShiftRows puts in column c, although the tail
+    takes a word of no use on edge 1 and the new columns on edges 2..5; and after the five edges
+    the ring holds the new columns in order."""
     ring = [[("old", c, r) for r in range(4)] for c in range(4)]
-    side = [[None] * 4, [None] * 4]
+    side = [[None] * 4, [None] * 4, [None] * 4]
     permutation = INV_SHIFT_ROWS if decrypt else SHIFT_ROWS
     for cycle in range(5):
         if cycle < 4:
@@ -196,8 +196,8 @@ def test_diagonal_sources_read_what_shiftrows_selects(decrypt):
                 word = ring[int(source[1])] if source[0] == "P" else side[int(source[-1])]
                 wanted = permutation[4 * cycle + row]
                 assert word[row] == ("old", wanted // 4, wanted % 4), (row, cycle, source)
-        tail = [("new", cycle - 1, r) for r in range(4)] if cycle else ring[0]
-        side = [ring[0], side[0]]
+        tail = [("new", cycle - 1, r) for r in range(4)] if cycle else [("junk",)] * 4
+        side = [ring[0], side[0], side[1]]
         ring = ring[1:] + [tail]
     assert ring == [[("new", c, r) for r in range(4)] for c in range(4)]
 

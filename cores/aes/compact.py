@@ -8,10 +8,12 @@ the same block RAMs. Everything else is kept small:
   0..255 and ``InvS`` at 256..511 (one ``SB_RAM40_4K`` on iCE40, one ``DP16KD`` on ECP5). The
   direction is an address bit, so no multiplexer follows the tables.
 * **State.** Four 32-bit registers in a ring (a shift register of columns) that turns once per
-  cycle: the new column enters at the tail, so only the tail has logic besides the block load.
-  ShiftRows (or InvShiftRows) is done by where each row is read: row ``r`` reads a fixed position
-  of the ring, or one of two registers that keep the bytes the new columns have pushed out
-  before their row read them (:func:`diagonal_source`).
+  cycle: the new column enters at the tail, so only the tail has logic. A block is kept in
+  registers that only load, and enters the tail one column per cycle in round 0 (with the first
+  AddRoundKey), so the ring itself has no parallel load. ShiftRows (or InvShiftRows) is done by
+  where each row is read: row ``r`` reads a fixed position of the ring, or one of three
+  registers that keep the words pushed out of the ring before their row read them
+  (:func:`diagonal_source`).
 * **Round function.** One column of MixColumns, and InvMixColumns as MixColumns plus the
   correction ``{04}·(a_r ^ a_{r+2}) ^ {08}·(a_0 ^ a_1 ^ a_2 ^ a_3)`` (:func:`mix_column`).
 * **Key schedule.** On the fly, one word per cycle, forwards for encryption and backwards for
@@ -44,19 +46,19 @@ ROUND_CYCLES = 5
 
 def diagonal_source(row: int, decrypt: bool, cycle: int) -> str:
     """Where row ``row`` of the state column that (Inv)ShiftRows puts in column ``cycle`` is, in
-    cycle ``cycle`` (0..3) of a round: ``"P0"`` .. ``"P3"`` (ring position) or ``"side0"``,
-    ``"side1"`` (the bytes pushed out of position 0 one and two edges before).
+    cycle ``cycle`` (0..3) of a round: ``"P0"`` .. ``"P3"`` (ring position) or ``"side0"`` ..
+    ``"side2"`` (the words pushed out of position 0 one, two and three edges before).
 
     The ring turns on every edge of the round; at the start of a round position ``p`` holds
-    column ``p``. The column written on edge ``e`` (2..5, one edge after its look-up) replaces the
-    register that then holds old column ``e - 1`` (old column 0 on edge 5), which by then may not
-    have been read by every row.
+    column ``p``, so in cycle ``c`` old column ``j`` is at position ``j - c`` if ``j >= c`` and
+    was pushed out ``c - j`` edges before otherwise. The tail takes nothing of the old state (a
+    word that is never read on the round's first edge, then the new columns), so no old column
+    is overwritten before every row has read it.
     """
     column = (cycle - row) % 4 if decrypt else (cycle + row) % 4
-    overwritten = column + 1 if column else 5
-    if cycle < overwritten:
-        return f"P{(column - cycle) % 4}"
-    return f"side{cycle - overwritten}"
+    if column >= cycle:
+        return f"P{column - cycle}"
+    return f"side{cycle - column - 1}"
 
 
 def mix_column(m, a, decrypt, last) -> list:
@@ -239,10 +241,11 @@ class CompactAES(BlockCipher):
         round_key = key_ring.round_key
 
         # State: a ring of four column words P0..P3, turning towards P0; the tail is P3. In
-        # round 0 it turns in the last four cycles, taking AddRoundKey at the tail; in the other
-        # rounds it turns on every cycle and from the second on the tail takes the new column.
+        # round 0 it turns in the last four cycles, taking the block's columns XORed with the
+        # round key at the tail; in the other rounds it turns on every cycle and from the second
+        # on the tail takes the new column (on the first, a word no row reads).
         ring = [Signal(32, name=f"P{p}") for p in range(4)]
-        side = [Signal(32, name=f"side{k}") for k in range(2)]
+        side = [Signal(32, name=f"side{k}") for k in range(3)]
         sources = {**{f"P{p}": word for p, word in enumerate(ring)},
                    **{f"side{k}": word for k, word in enumerate(side)}}
         turning = Signal()
@@ -279,15 +282,24 @@ class CompactAES(BlockCipher):
         column = Signal(32)
         m.d.comb += column.eq(_word(mix_column(m, keyed, decrypting, rnd == nr)))
         tail_key = Signal(32)
-        m.d.comb += tail_key.eq(Mux(Mux(first, turning, writing & ~decrypting), round_key, 0))
+        m.d.comb += tail_key.eq(Mux(first | ~decrypting, round_key, 0))
 
-        blocks = [request.block.word_select(3 - p, 32) for p in range(4)]
+        # The block is kept in registers that only load (no logic in front of them) and enters
+        # the ring's tail one column per cycle in round 0, selected by a one-hot ``fill``.
+        held = [Signal(32, name=f"block{p}") for p in range(4)]
         with m.If(control.load_block):
-            m.d.sync += [word.eq(block) for word, block in zip(ring, blocks)]
-        with m.Elif(turning):
+            m.d.sync += [word.eq(request.block.word_select(3 - p, 32))
+                         for p, word in enumerate(held)]
+        fill = Signal(4)
+        m.d.sync += fill.eq(Cat(control.running & first & (q == length - 4), fill[:3]))
+        entering = 0
+        for bit, word in zip(fill, held):
+            entering = entering | Mux(bit, word, 0)
+
+        with m.If(turning):
             m.d.sync += [a.eq(b) for a, b in zip(ring, ring[1:])]
-            m.d.sync += ring[3].eq(Mux(writing, column, ring[0]) ^ tail_key)
-            m.d.sync += [side[0].eq(ring[0]), side[1].eq(side[0])]
+            m.d.sync += ring[3].eq(Mux(writing, column, 0) ^ entering ^ tail_key)
+            m.d.sync += [side[0].eq(ring[0]), side[1].eq(side[0]), side[2].eq(side[1])]
 
         m.d.comb += self.output.payload.eq(Cat(*reversed(ring)))
         return m
