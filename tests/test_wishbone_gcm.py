@@ -372,3 +372,22 @@ def test_constructor_checks_and_default():
     # which answer for it.
     assert built.engine.core.latency == built.gcm.core.latency == built.cores[0].latency
     assert [aes_cores(Fragment.get(p, None)) for p in (default, built)] == [1, 1]
+
+
+def test_report_target_names_the_gcm_variant():
+    """``wishbone-gcm:CORE`` builds the peripheral with GCM (``wishbone:CORE`` without); a core
+    that is not AES gets a one-line error."""
+    from scripts.flow.targets import PeripheralConfig, parse_target
+    config = parse_target("wishbone-gcm:aes-128")
+    assert isinstance(config, PeripheralConfig) and config.gcm
+    assert config.modes[-1] == "GCM" and config.slug == "wishbone_gcm_aes128"
+    assert config.label == "Wishbone AES-128 (ECB/CBC/CFB/OFB/CTR/GCM)"
+    assert config.text == "wishbone-gcm:aes-128"
+    assert not parse_target("wishbone:aes-128").gcm
+    peripherals = [config.build(), parse_target("wishbone:aes-128").build()]
+    assert [p.gcm is not None for p in peripherals] == [True, False]
+    for peripheral in peripherals:
+        Fragment.get(peripheral, None)
+    with pytest.raises(ValueError, match=r"^wishbone-gcm takes an AES core \(GCM needs 128-bit "
+                                         r"blocks\); PRESENT-80 is not one$"):
+        parse_target("wishbone-gcm:present-80")

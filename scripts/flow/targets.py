@@ -7,7 +7,7 @@ A *target* is written as text, so that a job can carry it to any process (see
   reads it (a :class:`~cores.catalog.CoreConfig`);
 * ``wishbone:aes-128``, ``wishbone:present-80:rounds_per_cycle=4``: the Wishbone peripheral
   (:class:`cores.bus.CipherPeripheral`) with all five modes of operation around that core (a
-  :class:`PeripheralConfig`).
+  :class:`PeripheralConfig`); ``wishbone-gcm:aes-128`` the same with AES-GCM too.
 
 Both kinds have what the flow uses of a configuration: ``label``, ``slug``, ``text``,
 ``block_bits``, ``key_bits``, ``decrypts``, ``build()``, ``encrypt``/``decrypt``, ``papers()``
@@ -27,7 +27,9 @@ __all__ = ["WRAPPERS", "PeripheralConfig", "GCM_PRESETS", "GCMConfig", "parse_ta
 
 
 #: Bus wrappers a target can name before the core, with what each is.
-WRAPPERS = {"wishbone": "the Wishbone B4 peripheral with all five modes (ECB/CBC/CFB/OFB/CTR)"}
+WRAPPERS = {"wishbone": "the Wishbone B4 peripheral with all five modes (ECB/CBC/CFB/OFB/CTR)",
+            "wishbone-gcm": "the Wishbone B4 peripheral with the five modes and AES-GCM "
+                            "(AES cores)"}
 
 _MODE_NAMES = ("ECB", "CBC", "CFB", "OFB", "CTR")
 
@@ -42,10 +44,11 @@ def _wrapped_label(wrapper: str, core: str, detail: str) -> str:
 @dataclass(frozen=True)
 class PeripheralConfig:
     """The Wishbone peripheral (:class:`cores.bus.CipherPeripheral`, every mode, default FIFOs)
-    around one core configuration.
+    around one core configuration; with ``bus="wishbone-gcm"`` AES-GCM too (``gcm=True``).
 
     Raises :exc:`ValueError` (one line) for a core the peripheral cannot take: a block size that
-    is not a multiple of 32 bits up to 128, or a key longer than 256 bits.
+    is not a multiple of 32 bits up to 128, a key longer than 256 bits, or for
+    ``wishbone-gcm`` a core that is not AES.
     """
     core: CoreConfig
     bus: str = "wishbone"
@@ -61,11 +64,19 @@ class PeripheralConfig:
         if self.core.key_bits > 256:
             raise ValueError(f"the Wishbone peripheral takes keys of at most 256 bits; "
                              f"{self.core.label} has {self.core.key_bits}")
+        if self.gcm and (self.core.spec.name.partition("-")[0] != "aes" or bits != 128):
+            raise ValueError(f"{self.bus} takes an AES core (GCM needs 128-bit blocks); "
+                             f"{self.core.label} is not one")
+
+    @property
+    def gcm(self) -> bool:
+        """Whether AES-GCM is built."""
+        return self.bus == "wishbone-gcm"
 
     @property
     def modes(self) -> tuple:
         """The modes built, by name."""
-        return _MODE_NAMES
+        return _MODE_NAMES + (("GCM",) if self.gcm else ())
 
     @property
     def block_bits(self) -> int:
@@ -87,7 +98,7 @@ class PeripheralConfig:
 
     @property
     def slug(self) -> str:
-        return f"{self.bus}_{self.core.slug}"
+        return f"{self.bus.replace('-', '_')}_{self.core.slug}"
 
     @property
     def text(self) -> str:
@@ -97,7 +108,7 @@ class PeripheralConfig:
     def build(self):
         """A new peripheral, with a new core inside."""
         from cores.bus import CipherPeripheral
-        return CipherPeripheral(self.core.build())
+        return CipherPeripheral(self.core.build(), gcm=self.gcm)
 
     def encrypt(self, key: int, block: int) -> int:
         return self.core.encrypt(key, block)
