@@ -199,6 +199,10 @@ class CipherPeripheral(wiring.Component):
         (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`), which synthesis puts in block RAM:
         with flip-flops and multiplexers instead, the AES-128 peripheral was 419 iCE40 LUT4s
         larger.
+    gcm : :class:`bool`
+        Also build AES-GCM (``CTRL.MODE`` = :data:`GCM_MODE`, see below) around the same cores,
+        which must have 128-bit blocks. Off by default: without it the registers GCM adds are
+        unmapped (``ERROR.BAD_ADDRESS``) and the design is what it was before GCM existed.
 
     Members
     -------
@@ -217,6 +221,40 @@ class CipherPeripheral(wiring.Component):
     refused (and flagged), so nothing is ever half-applied. When the output FIFO is full the core
     holds its result: nothing is dropped.
 
+    AES-GCM (``gcm=True``)
+    ----------------------
+    One core, two users: the modes (:class:`~cores.modes.ModeOfOperation`) and
+    :class:`~cores.gcm.GCM` (with its default GHASH) each take a :class:`CorePort` of a
+    :class:`SharedCore` as their core; the peripheral points the share at the user of the
+    message at ``START`` (only while idle, so no block or key is ever in flight across a
+    switch). The core keeps the key the last user loaded, so a switch costs nothing while the
+    key is the same: the modes load the key only if it (or ``KEYSEL``) changed since the core's
+    last load, GCM only if it changed since GCM's own last load (H = E_K(0) and GHASH's tables
+    belong to a key: CBC with a new key, then GCM, loads it twice).
+
+    Firmware writes the key, the 96-bit IV in ``IV3..IV1`` (IV bytes 0..3 in ``IV3``; ``IV0``
+    unused), ``AAD_BYTES`` and ``TEXT_BYTES`` (any byte counts, 0 included), and to decrypt
+    ``TAG_EXPECTED`` (and ``CTRL.TAG_BYTES`` for a tag of 4 to 15 bytes), then ``CTRL`` with
+    ``MODE`` GCM, ``DECRYPT`` and ``START``. ``LENGTH`` is not used. The AAD and then the text go
+    into ``DIN`` in whole blocks, each part's last block padded with any bytes (a part of 0
+    bytes takes no block); a result block per text block comes out of ``DOUT``, zero past the
+    text. The peripheral turns these into GCM's items: the IV (``keep`` of 12 bytes), the AAD
+    and text blocks (``keep`` from the byte counts, an empty ``last`` item for an empty part),
+    and the expected tag. ``STATUS.TAG_READY`` (interrupt ``TAG_READY``) rises as ``BUSY`` falls,
+    once the tag has arrived and the last result is in the output FIFO: ``TAG0..TAG3`` hold the
+    tag of an encryption; after a decryption they read 0 and ``STATUS.AUTHENTIC`` says whether
+    the tag matched (GCM compares in constant time; a mismatch also sets ``ERROR.AUTH_FAIL``).
+    A decryption's plaintext leaves through ``DOUT`` before its tag is checked: firmware must
+    hold it until ``AUTHENTIC``. ``START`` (any mode) and ``CLEAR`` clear ``TAG_READY``,
+    ``AUTHENTIC`` and ``TAG``.
+
+    Cycles with AES-128 and the default GHASH: a key load through GCM takes the core's key
+    expansion, H and GHASH's table fill (about 405 edges from ``START`` to the IV); with the key
+    loaded, GCM starts on the edge after ``START``. Text blocks then pass at the bus's pace
+    (four ``DIN`` writes and four ``DOUT`` reads: 16 to 18 edges a block with ``STATUS``
+    polled; GCM alone takes 11), and the tag arrives 21 edges after the last text block enters
+    GCM (23 when decrypting, the expected tag's item taken on the way).
+
     Cycle behaviour
     ---------------
     Every access takes two edges (registered ``ack``; ``ack`` is low for at least one edge
@@ -232,9 +270,10 @@ class CipherPeripheral(wiring.Component):
     ``CTRL.CLEAR`` aborts whatever is running and zeroizes: the key, IV and configuration
     registers, the block buffers, the mode's chaining register, the core (reset, then loaded
     with an all-zero key and given ``depth`` all-zero blocks, which also overwrites the mode's
-    side buffer), and both FIFOs' storage (filled with zeros, then emptied). It takes about
-    (key load + 2 core intervals) per core plus the FIFO depth; ``STATUS.BUSY`` is high until it
-    is done.
+    side buffer), and both FIFOs' storage (filled with zeros, then emptied). With GCM, GCM is
+    reset too and then loaded with the all-zero key, so that its H and GHASH's tables no longer
+    derive from the key (about 405 edges more). It takes about (key load + 2 core intervals) per
+    core plus the FIFO depth; ``STATUS.BUSY`` is high until it is done.
     """
     def __init__(self, cores, *, modes=tuple(Mode), fifo_words: int | None = None,
                  gcm: bool = False):
