@@ -4,7 +4,13 @@ firmware would drive it and compared with pycryptodome: partial and empty AAD an
 back to back with key changes, wrong and short tags, GCM and CBC sharing the one core, the
 tag-ready interrupt, CLEAR, refused writes and the constructor's checks."""
 
+import ctypes
+import queue
 import random
+import shutil
+import subprocess
+import threading
+from pathlib import Path
 
 import pytest
 from amaranth.hdl import Fragment
@@ -13,11 +19,15 @@ from Crypto.Cipher import AES as PyAES
 from cores.aes import AES
 from cores.bus import CipherPeripheral
 from cores.bus.peripheral import GCM_MODE, SharedCore
+from cores.bus import regmap
 from cores.bus.regmap import register
 from cores.bus.sim import simulate_firmware
 from cores.modes import Mode
 from cores.present import PRESENT
 from cores.sim import stream_monitor
+
+
+DOCS = Path(__file__).parent.parent / "docs"
 
 
 def bit(register_name, field_name):
@@ -391,3 +401,89 @@ def test_report_target_names_the_gcm_variant():
     with pytest.raises(ValueError, match=r"^wishbone-gcm takes an AES core \(GCM needs 128-bit "
                                          r"blocks\); PRESENT-80 is not one$"):
         parse_target("wishbone-gcm:present-80")
+
+
+# The C firmware example against the simulated peripheral -----------------------------------
+
+_HOST_SHIM = """
+#include <stdint.h>
+static void (*host_write)(uint32_t, uint32_t);
+static uint32_t (*host_read)(uint32_t);
+void host_registers(void (*write)(uint32_t, uint32_t), uint32_t (*read)(uint32_t))
+{
+    host_write = write;
+    host_read = read;
+}
+static inline void reg_write(uint32_t offset, uint32_t value) { host_write(offset, value); }
+static inline uint32_t reg_read(uint32_t offset) { return host_read(offset); }
+#include "firmware_example.c"
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_firmware_example_runs_cbc_and_gcm_on_the_peripheral(tmp_path):
+    """docs/firmware_example.c, built for the host with its register accesses turned into bus
+    accesses of the simulation: cipher_cbc_encrypt (which writes the key), then cipher_gcm
+    encrypting (a partial AAD and text) and decrypting with the right, a wrong and a short tag,
+    each as pycryptodome."""
+    (tmp_path / "cipher_wishbone.h").write_text(regmap.c_header())
+    (tmp_path / "host.c").write_text(_HOST_SHIM)
+    library = tmp_path / "firmware.so"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                    "-DCIPHER_HOST_REGISTERS", "-I", str(tmp_path), "-I", str(DOCS),
+                    str(tmp_path / "host.c"), "-o", str(library)], check=True)
+    firmware = ctypes.CDLL(str(library))
+
+    rng = random.Random(20)
+    key, cbc_iv, iv = rng.randbytes(16), rng.randbytes(16), rng.randbytes(12)
+    plain, aad, text = rng.randbytes(32), rng.randbytes(19), rng.randbytes(45)
+    ciphertext, tag = gcm_reference(key, iv, aad, text)
+    requests, answers = queue.Queue(), queue.Queue()
+    outcome = {}
+
+    write_type = ctypes.CFUNCTYPE(None, ctypes.c_uint32, ctypes.c_uint32)
+    read_type = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint32)
+    on_write = write_type(lambda offset, value: (requests.put((offset, value)), answers.get()))
+    on_read = read_type(lambda offset: (requests.put((offset, None)), answers.get())[1])
+    firmware.host_registers(on_write, on_read)
+
+    def buffer(data):
+        return ctypes.create_string_buffer(bytes(data), max(1, len(data)))
+
+    def gcm(data, decrypt, tag_in=b""):
+        out, tag_buffer = buffer(bytes(len(data))), buffer(tag_in.ljust(16, b"\0"))
+        status = firmware.cipher_gcm(buffer(iv), buffer(aad), len(aad), buffer(data), out,
+                                     len(data), decrypt, tag_buffer, len(tag_in) or 16)
+        return status, out.raw[:len(data)], tag_buffer.raw
+
+    def run_firmware():
+        try:
+            out = buffer(bytes(32))
+            outcome["cbc"] = (firmware.cipher_cbc_encrypt(buffer(key), buffer(cbc_iv),
+                                                          buffer(plain), out, 2), out.raw[:32])
+            outcome["encrypt"] = gcm(text, 0)
+            outcome["decrypt"] = gcm(ciphertext, 1, tag)
+            outcome["forged"] = gcm(ciphertext, 1, bytes([tag[0] ^ 1]) + tag[1:])
+            outcome["short"] = gcm(ciphertext, 1, tag[:12])
+        finally:
+            requests.put(None)
+
+    async def program(fw):
+        while (request := requests.get(timeout=60)) is not None:
+            offset, value = request
+            answers.put(await fw.access(offset, value))
+
+    dut = CipherPeripheral(AES(128), gcm=True)
+    thread = threading.Thread(target=run_firmware)
+    thread.start()
+    try:
+        simulate_firmware(dut, program)
+    finally:
+        requests.put(None)
+        answers.put(0)
+        thread.join(timeout=60)
+    assert outcome["cbc"] == (0, PyAES.new(key, PyAES.MODE_CBC, iv=cbc_iv).encrypt(plain))
+    assert outcome["encrypt"] == (0, ciphertext, tag)
+    assert outcome["decrypt"][:2] == (0, text)
+    assert outcome["forged"][:2] == (-1, text)            # the plaintext came out regardless
+    assert outcome["short"][:2] == (0, text)
