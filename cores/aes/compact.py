@@ -132,8 +132,10 @@ class CompactAES(BlockCipher):
       edge where its result transfers out;
     * *initiation interval*: the same: a new block is accepted on the edge where the previous
       result transfers out;
-    * *key load*: L + 2 + 5·Nr edges (56, 70, 80; AES-192 three more: 73) from the key transfer
-      to the first edge a block can transfer: the key schedule runs forward once to its last
+    * *key load*: L + 2 + 5·Nr edges (56, 70, 80; AES-192 nine more: 79) from the key transfer
+      to the first edge a block can transfer: the key enters the key schedule's ring one word
+      per cycle (in round 0 of the expansion; for AES-192 in six cycles of its own, then three
+      that compute the ring's last two words) and the schedule runs forward once to its last
       round key, which decryption starts from.
 
     ``key.ready`` is high only when no block is in the core. A key waiting on ``key`` goes before
@@ -174,7 +176,7 @@ class CompactAES(BlockCipher):
 
     @property
     def key_load_cycles(self) -> int:
-        return self.block_cycles + 1 + (3 if self._half_step else 0)
+        return self.block_cycles + 1 + (9 if self._half_step else 0)
 
     def elaborate(self, platform):
         m = Module()
@@ -201,6 +203,15 @@ class CompactAES(BlockCipher):
             control.key_done.eq(~half & (rnd == nr) & last_cycle),
             control.block_done.eq((rnd == nr) & last_cycle),
         ]
+        # A key enters the key schedule's ring one word per rotation after its transfer,
+        # selected by the one-hot ``key_select``: in round 0 of the expansion, or for AES-192
+        # (whose six words must be in place before ``half``) in six cycles of their own
+        # (``prefill``), in which the counters wait.
+        key_select = Signal(len(self.key.payload) // 32)
+        m.d.sync += key_select.eq(Cat(control.load_key, key_select[:-1]))
+        prefill = Signal()
+        if self._half_step:
+            m.d.comb += prefill.eq(key_select.any())
         with m.If(control.load_key):
             # The expansion leaves the ring at position Nr, where an encryption would have.
             m.d.sync += [q.eq(1 if self._half_step else 0), rnd.eq(0),
@@ -209,7 +220,7 @@ class CompactAES(BlockCipher):
             block_decrypt = request.decrypt if self._decrypt else 0
             m.d.sync += [q.eq(0), rnd.eq(0), same.eq(block_decrypt == decrypting),
                          decrypting.eq(block_decrypt)]
-        with m.Elif(control.advancing):
+        with m.Elif(control.advancing & ~prefill):
             with m.If(half):
                 m.d.sync += q.eq(q + 1)
                 with m.If(q == 3):
@@ -222,15 +233,16 @@ class CompactAES(BlockCipher):
         # Key schedule. In round 0 the ring turns L times, XORed with delta if the block goes
         # the same way as the one before it, unchanged otherwise; then one step per round.
         rotating = Signal()
-        m.d.comb += rotating.eq(control.advancing & Mux(half, q != 1,
-                                                         Mux(first, q != length, q < 4)))
+        m.d.comb += rotating.eq(control.advancing & (prefill | Mux(half, q != 1,
+                                                     Mux(first, q != length, q < 4))))
         m.d.comb += [
             key_ring.key.eq(self.key.payload),
             key_ring.load.eq(control.load_key),
+            key_ring.key_select.eq(key_select),
             key_ring.rotate.eq(rotating),
-            key_ring.restore.eq(first & ~half),
+            key_ring.restore.eq((first & ~half) | prefill),
             key_ring.xor_delta.eq(control.running & same),
-            key_ring.delta_rotate.eq(rotating & ~half & (
+            key_ring.delta_rotate.eq(rotating & ~half & ~prefill & (
                 first | (control.expanding & (rnd > nr - length // 4)))),
             key_ring.delta_accumulate.eq(control.expanding),
             key_ring.backward.eq(control.running & decrypting),

@@ -12,8 +12,10 @@ On each rotation every slot takes the next one's word (``s1`` from ``s2`` and so
 ``s1``), except where a new word enters: at ``sL`` in a forward step (the word leaving ``s1`` is
 dropped), at ``s4`` in a backward step (the word leaving ``s5``, or ``s1`` when ``L`` = 4, is
 dropped). A short chain ``p1, p2, p3`` keeps the words dropped by a backward step for the one to
-three cycles they are still needed. Only the entry slots have logic in front of them besides the
-key load: the ring is a shift register.
+three cycles they are still needed. Only the entry slots have logic in front of them: the ring
+is a shift register. A key is not loaded into it in parallel: it is kept in registers that only
+load, the ring is cleared, and the key's words enter through the entry slot ``sL``, one per
+rotation, as if restored (see below) from a ``delta`` that holds the key.
 
 Where each operand of the recurrence sits in each cycle, which word of a step goes through SubWord
 and which ring words form that SubWord input, are not typed in: :func:`ring_plan` finds them by
@@ -192,9 +194,13 @@ class KeyRing(wiring.Component):
     Members
     -------
     key : ``In(key_bits)``
-        A key, word 0 in the most significant bits; loaded when ``load`` is high.
+        A key, word 0 in the most significant bits; kept when ``load`` is high.
     load : ``In(1)``
-        Load ``key`` and clear ``delta`` on this edge.
+        Keep ``key`` and clear the ring and ``delta`` on this edge.
+    key_select : ``In(Nk)``
+        One-hot: a restoring rotation (``restore``) also XORs key word ``i`` into the word
+        entering ``sL`` when bit ``i`` is high; the core raises bits 0 .. Nk - 1 in turn, one per
+        rotation, after ``load``.
     rotate : ``In(1)``
         The ring rotates on this edge.
     restore : ``In(1)``
@@ -226,6 +232,7 @@ class KeyRing(wiring.Component):
         super().__init__({
             "key": In(key_bits),
             "load": In(1),
+            "key_select": In(len(self._plan.key_slots)),
             "rotate": In(1),
             "restore": In(1),
             "xor_delta": In(1),
@@ -288,14 +295,22 @@ class KeyRing(wiring.Component):
         chain = {f"p{j}": Signal(32, name=f"p{j}") for j in range(1, 4)}
         delta = [Signal(32, name=f"delta{j}") for j in range(1, length + 1)]
 
-        new = self._new_word(m, {**slots, **chain}, delta[0])
+        # The key is kept in registers that only load, and enters the ring through the restore
+        # path of the new word, one word per rotation, selected by the one-hot key_select.
+        key_words = [Signal(32, name=f"key{i}") for i in range(len(plan.key_slots))]
+        with m.If(self.load):
+            m.d.sync += [word.eq(self.key.word_select(len(key_words) - 1 - i, 32))
+                         for i, word in enumerate(key_words)]
+        entering = 0
+        for bit, word in zip(self.key_select, key_words):
+            entering = entering | Mux(bit, word, 0)
+
+        new = self._new_word(m, {**slots, **chain}, delta[0], entering)
         self._sub_address(m, slots)
 
-        key_words = [self.key.word_select(len(plan.key_slots) - 1 - i, 32)
-                     for i in range(len(plan.key_slots))]
         step_backward = self.backward & ~self.restore & ~self.half
         with m.If(self.load):
-            m.d.sync += [slots[name].eq(word) for name, word in zip(plan.key_slots, key_words)]
+            m.d.sync += [slot.eq(0) for slot in slots.values()]
         with m.Elif(self.rotate):
             for j in range(1, length):
                 m.d.sync += slots[f"s{j}"].eq(slots[f"s{j + 1}"])
@@ -341,7 +356,7 @@ class KeyRing(wiring.Component):
                         m.d.comb += value.eq(operands[slot])
         return value
 
-    def _new_word(self, m, operands, delta_head):
+    def _new_word(self, m, operands, delta_head, entering):
         """The word entering the ring on this rotation."""
         plan = self._plan
         layouts = {k: v for k, v in self._layouts(0).items() if v.column is not None}
@@ -377,7 +392,8 @@ class KeyRing(wiring.Component):
         base = x if all(slot == "s1" for row in plan.x for slot in row) \
             else Mux(self.restore, operands["s1"], x)
         new = Signal(32)
-        m.d.comb += new.eq(base ^ Mux(self.restore, Mux(self.xor_delta, delta_head, 0),
+        m.d.comb += new.eq(base ^ Mux(self.restore,
+                                      Mux(self.xor_delta, delta_head, 0) | entering,
                                       Mux(transformed, sub, y)))
         return new
 
