@@ -372,7 +372,9 @@ def test_constructor_checks_and_default():
     with pytest.raises(ValueError, match=r"^gcm=True needs cores with 128-bit blocks \(AES\), "
                                          r"not 64-bit ones$"):
         CipherPeripheral(PRESENT(80), gcm=True)
-    with pytest.raises(ValueError, match=r"^users must be an integer of at least 2, not 1$"):
+    with pytest.raises(TypeError, match=r"^users must be an integer, not 2\.0$"):
+        SharedCore(AES(128), users=2.0)
+    with pytest.raises(ValueError, match=r"^users must be at least 2, not 1$"):
         SharedCore(AES(128), users=1)
     default = CipherPeripheral(AES(128))
     built = CipherPeripheral(AES(128), gcm=True)

@@ -1,4 +1,5 @@
-"""Bus peripherals: a Wishbone B4 target around a cipher core and its modes of operation.
+"""Bus peripherals: a Wishbone B4 target around a cipher core, its modes of operation and
+(optionally) AES-GCM, which share the core (:class:`~cores.bus.peripheral.SharedCore`).
 
 :class:`~cores.bus.peripheral.CipherPeripheral` is the peripheral, :mod:`cores.bus.regmap` its
 register map (the single description from which ``docs/wishbone.md`` and
@@ -11,9 +12,10 @@ The names are imported on first use, so that ``python -m cores.bus.regmap`` runs
 import importlib
 
 
-__all__ = ["CipherPeripheral", "CoreSelect", "WishboneSignature"]
+__all__ = ["CipherPeripheral", "CoreSelect", "SharedCore", "CorePort", "WishboneSignature"]
 
 _HOMES = {"CipherPeripheral": ".peripheral", "CoreSelect": ".peripheral",
+          "SharedCore": ".peripheral", "CorePort": ".peripheral",
           "WishboneSignature": ".wishbone"}
 
 

@@ -116,8 +116,10 @@ class SharedCore(wiring.Component):
         The port in use.
     """
     def __init__(self, core, *, users: int = 2):
-        if not isinstance(users, int) or isinstance(users, bool) or users < 2:
-            raise ValueError(f"users must be an integer of at least 2, not {users!r}")
+        if not isinstance(users, int) or isinstance(users, bool):
+            raise TypeError(f"users must be an integer, not {users!r}")
+        if users < 2:
+            raise ValueError(f"users must be at least 2, not {users!r}")
         self._core = core
         self._ports = tuple(CorePort(core) for _ in range(users))
         super().__init__({"select": In(range(users))})
