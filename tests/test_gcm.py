@@ -508,7 +508,8 @@ def test_report_targets():
         "GCM AES-128 (sbox=boolean; GHASH auto, 16-bit digits)", "gcm:aes-128:sbox=boolean",
         "gcm_aes128_sbox_boolean")
     assert config.to_dict() == {"wrapper": "gcm", "multiplier": "auto", "digit_bits": 16,
-                                "core": "aes", "key_bits": 128, "sbox": "boolean"}
+                                "core": "aes", "key_bits": 128, "sbox": "boolean",
+                                "decrypt": True}
     gcm = config.build()
     assert isinstance(gcm, GCM) and gcm.core.sbox == "boolean"
     Fragment.get(gcm, None)          # elaborated, so its core counts as used
