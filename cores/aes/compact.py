@@ -25,7 +25,7 @@ column ``c`` is bytes ``4c .. 4c + 3`` of the block, row 0 in the most significa
 word.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -194,7 +194,6 @@ class CompactAES(BlockCipher):
         rnd = Signal(range(nr + 1))
         half = Signal()
         decrypting = Signal()       # the direction of the block in the core (or of the last one)
-        same = Signal()             # that block goes the same way as the one before it
         first = Signal()
         last_cycle = Signal()
         m.d.comb += [
@@ -203,23 +202,28 @@ class CompactAES(BlockCipher):
             control.key_done.eq(~half & (rnd == nr) & last_cycle),
             control.block_done.eq((rnd == nr) & last_cycle),
         ]
-        # A key enters the key schedule's ring one word per rotation after its transfer,
-        # selected by the one-hot ``key_select``: in round 0 of the expansion, or for AES-192
-        # (whose six words must be in place before ``half``) in six cycles of their own
+        # Round 0 restores the key schedule's ring, one word per rotation: an encryption (and
+        # the key expansion) to position 0 from the key registers, selected by the one-hot
+        # ``key_select``, a decryption to position Nr from delta. An AES-192 key (whose six
+        # words must be in place before ``half``) first enters in six cycles of its own
         # (``prefill``), in which the counters wait.
-        key_select = Signal(len(self.key.payload) // 32)
-        m.d.sync += key_select.eq(Cat(control.load_key, key_select[:-1]))
+        key_select = Signal(length)
+        block_decrypt = request.decrypt if self._decrypt else Const(0, 1)
+        start = control.load_key | (control.load_block & ~block_decrypt)
         prefill = Signal()
         if self._half_step:
-            m.d.comb += prefill.eq(key_select.any())
+            start = start | (control.advancing & half & (q == 3))
+            with m.If(control.load_key):
+                m.d.sync += prefill.eq(1)
+            with m.Elif(key_select[5]):
+                m.d.sync += prefill.eq(0)
+        m.d.sync += key_select.eq(Cat(start, key_select[:-1]))
         with m.If(control.load_key):
             # The expansion leaves the ring at position Nr, where an encryption would have.
             m.d.sync += [q.eq(1 if self._half_step else 0), rnd.eq(0),
                          half.eq(self._half_step), decrypting.eq(0)]
         with m.Elif(control.load_block):
-            block_decrypt = request.decrypt if self._decrypt else 0
-            m.d.sync += [q.eq(0), rnd.eq(0), same.eq(block_decrypt == decrypting),
-                         decrypting.eq(block_decrypt)]
+            m.d.sync += [q.eq(0), rnd.eq(0), decrypting.eq(block_decrypt)]
         with m.Elif(control.advancing & ~prefill):
             with m.If(half):
                 m.d.sync += q.eq(q + 1)
@@ -230,8 +234,8 @@ class CompactAES(BlockCipher):
             with m.Else():
                 m.d.sync += q.eq(q + 1)
 
-        # Key schedule. In round 0 the ring turns L times, XORed with delta if the block goes
-        # the same way as the one before it, unchanged otherwise; then one step per round.
+        # Key schedule. In round 0 the ring turns L times, restored to the block's first
+        # position; then one step per round.
         rotating = Signal()
         m.d.comb += rotating.eq(control.advancing & (prefill | Mux(half, q != 1,
                                                      Mux(first, q != length, q < 4))))
@@ -241,10 +245,10 @@ class CompactAES(BlockCipher):
             key_ring.key_select.eq(key_select),
             key_ring.rotate.eq(rotating),
             key_ring.restore.eq((first & ~half) | prefill),
-            key_ring.xor_delta.eq(control.running & same),
-            key_ring.delta_rotate.eq(rotating & ~half & ~prefill & (
-                first | (control.expanding & (rnd > nr - length // 4)))),
-            key_ring.delta_accumulate.eq(control.expanding),
+            key_ring.from_delta.eq(control.running & decrypting),
+            key_ring.delta_rotate.eq(rotating & ~half & ~prefill & Mux(
+                first, control.running & decrypting,
+                control.expanding & (rnd > nr - length // 4))),
             key_ring.backward.eq(control.running & decrypting),
             key_ring.round.eq(rnd),
             key_ring.column.eq(q[:2]),

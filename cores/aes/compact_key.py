@@ -13,9 +13,7 @@ On each rotation every slot takes the next one's word (``s1`` from ``s2`` and so
 dropped), at ``s4`` in a backward step (the word leaving ``s5``, or ``s1`` when ``L`` = 4, is
 dropped). A short chain ``p1, p2, p3`` keeps the words dropped by a backward step for the one to
 three cycles they are still needed. Only the entry slots have logic in front of them: the ring
-is a shift register. A key is not loaded into it in parallel: it is kept in registers that only
-load, the ring is cleared, and the key's words enter through the entry slot ``sL``, one per
-rotation, as if restored (see below) from a ``delta`` that holds the key.
+is a shift register, and a key is not loaded into it in parallel (see below).
 
 Where each operand of the recurrence sits in each cycle, which word of a step goes through SubWord
 and which ring words form that SubWord input, are not typed in: :func:`ring_plan` finds them by
@@ -28,12 +26,16 @@ recurrence.
 The round key word for column ``c`` of a round is in ``s4`` in the cycle after the ring computed
 its ``c``-th word, in both directions and for every key size.
 
-Two ring states matter between blocks: position 0 (where encryption starts and decryption ends)
-and position Nr (where decryption starts and encryption ends). The ring ``delta`` holds their
-slot-wise XOR, computed once per key, so a block in the same direction as the one before it
-starts by XORing ``delta`` into the ring, one word per rotation, over ``L`` rotations; a block in
-the other direction rotates the ring through the same ``L`` cycles unchanged. Either way a block
-takes the same number of cycles.
+Two ring states matter between blocks: position 0 (where encryption starts) and position Nr
+(where decryption starts). Both are kept in registers whose flip-flops have a single source, so
+they cost no logic: position 0 in the key registers, which only load (the key; for AES-192 also
+the two words that complete position 0, as the ring computes them after a key load), and
+position Nr in the ring ``delta``, a shift register that takes the word entering ``sL``. A block
+starts by *restoring* the ring over ``L`` rotations, in which the word entering ``sL`` is the
+next word of the position it needs: a key register, selected one-hot, for an encryption (and
+for the key expansion, which is how a key enters the ring); ``delta``'s first word for a
+decryption, with ``delta`` rotating so that it takes its own words back. The expansion fills
+``delta`` in its last ``L`` rotations. Every block takes the same number of cycles.
 """
 
 from dataclasses import dataclass
@@ -196,21 +198,19 @@ class KeyRing(wiring.Component):
     key : ``In(key_bits)``
         A key, word 0 in the most significant bits; kept when ``load`` is high.
     load : ``In(1)``
-        Keep ``key`` and clear the ring and ``delta`` on this edge.
-    key_select : ``In(Nk)``
-        One-hot: a restoring rotation (``restore``) also XORs key word ``i`` into the word
-        entering ``sL`` when bit ``i`` is high; the core raises bits 0 .. Nk - 1 in turn, one per
-        rotation, after ``load``.
+        Keep ``key`` in the key registers on this edge.
+    key_select : ``In(L)``
+        One-hot: in a restoring rotation, word ``i`` of position 0 enters ``sL`` when bit ``i``
+        is high.
     rotate : ``In(1)``
         The ring rotates on this edge.
     restore : ``In(1)``
-        The rotation carries ``s1`` round to ``sL``, XORed with ``delta``'s first word if
-        ``xor_delta`` is high; otherwise it is a step of the schedule.
-    xor_delta : ``In(1)``
+        The rotation restores (the word entering ``sL`` is the OR of the key word that
+        ``key_select`` selects and, if ``from_delta`` is high, ``delta``'s first word); otherwise
+        it is a step of the schedule.
+    from_delta : ``In(1)``
     delta_rotate : ``In(1)``
-        ``delta`` rotates on this edge.
-    delta_accumulate : ``In(1)``
-        While ``delta`` rotates, its last slot takes the word entering ``sL`` XORed in.
+        ``delta`` rotates on this edge, its last slot taking the word entering ``sL``.
     backward : ``In(1)``
         The steps run backwards (decryption).
     round : ``In(range(Nr + 1))``
@@ -232,12 +232,11 @@ class KeyRing(wiring.Component):
         super().__init__({
             "key": In(key_bits),
             "load": In(1),
-            "key_select": In(len(self._plan.key_slots)),
+            "key_select": In(self._plan.length),
             "rotate": In(1),
             "restore": In(1),
-            "xor_delta": In(1),
+            "from_delta": In(1),
             "delta_rotate": In(1),
-            "delta_accumulate": In(1),
             "backward": In(1),
             "round": In(range(nr + 1)),
             "column": In(range(4)),
@@ -295,23 +294,27 @@ class KeyRing(wiring.Component):
         chain = {f"p{j}": Signal(32, name=f"p{j}") for j in range(1, 4)}
         delta = [Signal(32, name=f"delta{j}") for j in range(1, length + 1)]
 
-        # The key is kept in registers that only load, and enters the ring through the restore
-        # path of the new word, one word per rotation, selected by the one-hot key_select.
-        key_words = [Signal(32, name=f"key{i}") for i in range(len(plan.key_slots))]
+        # The key is kept in registers that only load (AES-192: and the two words that complete
+        # position 0, as they are computed), so position 0 is at hand for every encryption; the
+        # restore path of the new word selects its words one per rotation (one-hot key_select).
+        key_words = [Signal(32, name=f"key{i}") for i in range(length)]
+        given = len(plan.key_slots)
         with m.If(self.load):
-            m.d.sync += [word.eq(self.key.word_select(len(key_words) - 1 - i, 32))
-                         for i, word in enumerate(key_words)]
-        entering = 0
+            m.d.sync += [word.eq(self.key.word_select(given - 1 - i, 32))
+                         for i, word in enumerate(key_words[:given])]
+        restored = Mux(self.from_delta, delta[0], 0)
         for bit, word in zip(self.key_select, key_words):
-            entering = entering | Mux(bit, word, 0)
+            restored = restored | Mux(bit, word, 0)
 
-        new = self._new_word(m, {**slots, **chain}, delta[0], entering)
+        new = self._new_word(m, {**slots, **chain}, restored)
+        for i, word in enumerate(key_words[given:], start=given):
+            column = plan.half_layout.column - given + i
+            with m.If(self.half & self.rotate & (self.column == column)):
+                m.d.sync += word.eq(new)
         self._sub_address(m, slots)
 
         step_backward = self.backward & ~self.restore & ~self.half
-        with m.If(self.load):
-            m.d.sync += [slot.eq(0) for slot in slots.values()]
-        with m.Elif(self.rotate):
+        with m.If(self.rotate):
             for j in range(1, length):
                 m.d.sync += slots[f"s{j}"].eq(slots[f"s{j + 1}"])
             if length == 4:
@@ -327,11 +330,11 @@ class KeyRing(wiring.Component):
                 chain["p3"].eq(chain["p2"]),
             ]
 
-        with m.If(self.load):
-            m.d.sync += [word.eq(0) for word in delta]
-        with m.Elif(self.delta_rotate):
+        # delta takes the words entering sL while it rotates: position Nr at the end of a key
+        # expansion, and its own words again while a decryption restores the ring from it.
+        with m.If(self.delta_rotate):
             m.d.sync += [a.eq(b) for a, b in zip(delta, delta[1:])]
-            m.d.sync += delta[-1].eq(delta[0] ^ Mux(self.delta_accumulate, new, 0))
+            m.d.sync += delta[-1].eq(new)
 
         m.d.comb += self.round_key.eq(slots["s4"])
         return m
@@ -356,7 +359,7 @@ class KeyRing(wiring.Component):
                         m.d.comb += value.eq(operands[slot])
         return value
 
-    def _new_word(self, m, operands, delta_head, entering):
+    def _new_word(self, m, operands, restored):
         """The word entering the ring on this rotation."""
         plan = self._plan
         layouts = {k: v for k, v in self._layouts(0).items() if v.column is not None}
@@ -389,12 +392,8 @@ class KeyRing(wiring.Component):
 
         x = self._slot_mux(m, "x", plan.x, operands)
         y = self._slot_mux(m, "y", plan.y, operands)
-        base = x if all(slot == "s1" for row in plan.x for slot in row) \
-            else Mux(self.restore, operands["s1"], x)
         new = Signal(32)
-        m.d.comb += new.eq(base ^ Mux(self.restore,
-                                      Mux(self.xor_delta, delta_head, 0) | entering,
-                                      Mux(transformed, sub, y)))
+        m.d.comb += new.eq(Mux(self.restore, restored, x ^ Mux(transformed, sub, y)))
         return new
 
     def _sub_address(self, m, slots):
