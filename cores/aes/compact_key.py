@@ -87,6 +87,10 @@ class RingPlan:
     half_layout: StepLayout | None
 
 
+def _xtime(byte):
+    return ((byte << 1) ^ (0x11b if byte & 0x80 else 0)) & 0xff
+
+
 def _position(p, length):
     return {f"s{j}": 4 * p + j - 1 for j in range(1, length + 1)}
 
@@ -368,9 +372,22 @@ class KeyRing(wiring.Component):
         has_sub = self._select(m, "has_sub", 1,
                                {k: int(v.column is not None) for k, v in self._layouts(0).items()})
         rot_word = self._select(m, "rot_word", 1, {k: int(v.rot_word) for k, v in layouts.items()})
-        rcon_byte = self._select(m, "rcon_byte", 8, {k: v.rcon_byte for k, v in layouts.items()})
         transformed = Signal()
         m.d.comb += transformed.eq(has_sub & (self.column == column))
+        # Rcon: a register that steps by {02} (forwards) or {02}^-1 (backwards) after each
+        # word with RotWord, and restarts with the position a block starts from.
+        forward, backward = ([layout.rcon_byte for layout in steps if layout.rot_word]
+                             for steps in plan.steps)
+        assert all(b == _xtime(a) for a, b in zip(forward, forward[1:]))
+        assert all(b == _xtime(a) for a, b in zip(backward, backward[1:]))
+        rcon = Signal(8)
+        with m.If(self.rotate & self.restore):
+            m.d.sync += rcon.eq(Mux(self.backward, backward[-1], forward[0]))
+        with m.Elif(self.rotate & ~self.half & transformed & rot_word):
+            m.d.sync += rcon.eq(Mux(self.backward, Cat(rcon[1:], 0) ^ Mux(rcon[0], 0x8d, 0),
+                                    Cat(0, rcon[:7]) ^ Mux(rcon[7], 0x1b, 0)))
+        rcon_byte = Signal(8)
+        m.d.comb += rcon_byte.eq(Mux(rot_word, rcon, 0))
         if plan.half_step:
             with m.If(self.half):
                 m.d.comb += [
