@@ -43,6 +43,9 @@ __all__ = ["diagonal_source", "mix_column", "CompactAES"]
 #: Cycles of a round after round 0: four columns and the SubWord look-up.
 ROUND_CYCLES = 5
 
+#: The S-box input whose output is 0: looked up in round 0, so that the round function gives 0.
+ZERO_ADDRESS = SBOX.index(0)
+
 
 def diagonal_source(row: int, decrypt: bool, cycle: int) -> str:
     """Where row ``row`` of the state column that (Inv)ShiftRows puts in column ``cycle`` is, in
@@ -274,7 +277,11 @@ class CompactAES(BlockCipher):
         # The S-box block RAMs: row r's byte of the state column, or byte r of the key
         # schedule's SubWord input.
         reading = Signal()
-        m.d.comb += reading.eq(control.running & ~first & (q < 4))
+        zeroing = Signal()
+        m.d.comb += [
+            reading.eq(control.running & ~first & (q < 4)),
+            zeroing.eq(first & ~half & (q != length)),
+        ]
         tables = list(SBOX) + list(INV_SBOX) if self._decrypt else list(SBOX)
         looked_up = []
         for row in range(4):
@@ -285,7 +292,8 @@ class CompactAES(BlockCipher):
             port = table.read_port(domain="sync", transparent_for=())
             m.d.comb += [
                 port.addr.eq(Mux(reading, Cat(source, decrypting),
-                                 Cat(_bytes(key_ring.sub_address)[row], 0))[:len(port.addr)]),
+                                 Mux(zeroing, ZERO_ADDRESS,
+                                     Cat(_bytes(key_ring.sub_address)[row], 0)))[:len(port.addr)]),
                 port.en.eq(1),
             ]
             looked_up.append(port.data)
@@ -293,7 +301,7 @@ class CompactAES(BlockCipher):
 
         # The round function on one column: in decryption AddRoundKey comes before
         # InvMixColumns, in encryption after MixColumns (at the ring's tail).
-        keyed = [byte ^ Mux(decrypting, key, 0)
+        keyed = [byte ^ Mux(decrypting & ~first, key, 0)
                  for byte, key in zip(looked_up, _bytes(round_key))]
         column = Signal(32)
         m.d.comb += column.eq(_word(mix_column(m, keyed, decrypting, rnd == nr)))
@@ -314,7 +322,7 @@ class CompactAES(BlockCipher):
 
         with m.If(turning):
             m.d.sync += [a.eq(b) for a, b in zip(ring, ring[1:])]
-            m.d.sync += ring[3].eq(Mux(writing, column, 0) ^ entering ^ tail_key)
+            m.d.sync += ring[3].eq(column ^ entering ^ tail_key)
             m.d.sync += [side[0].eq(ring[0]), side[1].eq(side[0]), side[2].eq(side[1])]
 
         m.d.comb += self.output.payload.eq(Cat(*reversed(ring)))
