@@ -171,12 +171,46 @@ def test_ghash_matches_algorithm_2(multiplier, digit_bits):
         assert state == y
     assert edges[0] - 1 == ghash.h_load_cycles       # H transferred on edge 1
     assert ghash.block_cycles == 128 // digit_bits + (0 if multiplier == "logic" else 2)
-    # After the first block the testbench offers the next one as soon as GHASH is idle.
-    assert [b - a for a, b in zip(edges[1:], edges[2:])] == [ghash.block_cycles] * 3
+    # After the first block the testbench offers the next one as soon as GHASH is idle (a
+    # pipelined GHASH is busy one edge more, though it could take the next block at once).
+    assert [b - a for a, b in zip(edges[1:], edges[2:])] == \
+        [ghash.block_cycles + ghash.pipelined] * 3
+
+
+def test_pipelined_ghash_takes_a_block_every_edge():
+    """128-bit digits in logic: blocks back to back, one per edge, a new hash started in the
+    middle of the run, the state right once GHASH is idle."""
+    rng = random.Random(8)
+    ghash = GHASH(digit_bits=128, multiplier="logic")
+    assert ghash.pipelined and not GHASH(digit_bits=128, multiplier="bram").pipelined
+    h = rng.getrandbits(128)
+    blocks = [rng.getrandbits(128) for _ in range(7)]
+    ready, seen = [], {}
+
+    async def testbench(ctx):
+        await stream_put(ctx, ghash.h, h)
+        ctx.set(ghash.input.valid, 1)
+        for i, block in enumerate(blocks):
+            ctx.set(ghash.input.payload, {"block": block, "first": int(i in (0, 4)),
+                                          "final": 0})
+            ready.append(ctx.get(ghash.input.ready))      # each block transfers on this edge
+            await ctx.tick()
+        ctx.set(ghash.input.valid, 0)
+        seen["busy after the last"] = ctx.get(ghash.busy)
+        while ctx.get(ghash.busy):
+            await ctx.tick()
+        seen["state"] = ctx.get(ghash.state)
+
+    sim = Simulator(ghash)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert ready == [1] * len(blocks)
+    assert seen == {"busy after the last": 1, "state": reference.ghash(h, blocks[4:])}
 
 
 @pytest.mark.parametrize(("multiplier", "digit_bits"), [("logic", 16), ("bram", 16),
-                                                      ("mixed", 16)])
+                                                      ("mixed", 16), ("logic", 128)])
 def test_ghash_final_adds_without_multiplying(multiplier, digit_bits):
     rng = random.Random(5)
     ghash = GHASH(digit_bits=digit_bits, multiplier=multiplier)
@@ -185,7 +219,8 @@ def test_ghash_final_adds_without_multiplying(multiplier, digit_bits):
     y = multiply(x1, h)
     assert states[1] == (y, y ^ x2)          # the state is left alone
     assert states[2] == (y, x2)              # with first: 0 ^ X
-    assert edges[2] - edges[1] == 1          # a final block takes its transfer edge only
+    # A final block takes its transfer edge only (pipelined: and the next).
+    assert edges[2] - edges[1] == 1 + ghash.pipelined
 
 
 @pytest.mark.parametrize("multiplier", ["logic", "bram", "mixed"])
@@ -520,7 +555,7 @@ def test_report_targets():
         assert figures.cycles_per_block == figures.cycles_per_block_decrypt == \
             max(11, ghash.block_cycles)
         # Last text block to tag: GHASH absorbs the lengths block while the core encrypts J0.
-        assert figures.latency == max(2 * ghash.block_cycles + 1, 11 + 2)
+        assert figures.latency == max(2 * ghash.block_cycles + 1, 11 + 2) + ghash.pipelined
         assert figures.key_to_input == 11 + 11 + 2 + ghash.h_load_cycles - 1
     with pytest.raises(ValueError, match="gcm: needs a core after it, e.g. gcm:aes-128"):
         parse_target("gcm:")

@@ -171,8 +171,9 @@ class GCM(wiring.Component):
     encrypted while the AAD is hashed. AAD blocks are absorbed every ``ghash.block_cycles``
     edges. After the last text block GHASH absorbs the lengths block while the core encrypts
     ``J0``: the tag leaves ``2 * ghash.block_cycles + 1`` edges after the last text block (21
-    with the default GHASH; ``latency + 2`` if the core takes longer; 2 more when decrypting,
-    to check and clear). A key load takes the
+    with the default GHASH; ``latency + 2`` if the core takes longer; one more with a
+    pipelined GHASH, whose sum is ready an edge later; 2 more when decrypting, to check and
+    clear). A key load takes the
     core's key expansion, one block (``H``) and, with tables (any multiplier but
     ``"logic"``), the table fill: the first IV block can be absorbed ``key_load_cycles +
     latency + 2 + ghash.h_load_cycles - 1`` edges after the key (406 for AES-128 with the default GHASH, 24
@@ -471,10 +472,12 @@ class GCM(wiring.Component):
                     goto("Load J0")
 
             with m.State("Load J0"):
-                m.d.sync += j0_low.eq(ghash.operand[:32])
-                m.d.comb += [load_counter.eq(1), restart.eq(1),
-                             clear.eq(1)]                    # GHASH is idle: a hash starts
-                goto("Count")
+                # GHASH's sum is ready once it is idle (at once, unless it is pipelined).
+                with m.If(~ghash.busy):
+                    m.d.sync += j0_low.eq(ghash.operand[:32])
+                    m.d.comb += [load_counter.eq(1), restart.eq(1),
+                                 clear.eq(1)]                # GHASH is idle: a hash starts
+                    goto("Count")
 
             with m.State("Count"):
                 m.d.comb += increment.eq(1)                  # inc32(J0)
@@ -530,10 +533,11 @@ class GCM(wiring.Component):
 
             with m.State("Check"):
                 mismatch = (ghash.operand & byte_mask(tag_keep)).any()
-                # Tags shorter than MIN_TAG_BYTES never pass.
-                m.d.sync += authentic.eq(~mismatch & tag_keep[16 - MIN_TAG_BYTES])
-                m.d.comb += clear.eq(1)
-                goto("Clear")
+                with m.If(~ghash.busy):
+                    # Tags shorter than MIN_TAG_BYTES never pass.
+                    m.d.sync += authentic.eq(~mismatch & tag_keep[16 - MIN_TAG_BYTES])
+                    m.d.comb += clear.eq(1)
+                    goto("Clear")
 
             with m.State("Clear"):
                 # The sum would show the computed tag: replace it by 0 + 0.
@@ -542,8 +546,8 @@ class GCM(wiring.Component):
                     goto("Report")
 
             with m.State("Report"):
-                m.d.comb += self.tag.valid.eq(1)
-                with m.If(self.tag.ready):
+                m.d.comb += self.tag.valid.eq(~ghash.busy)
+                with m.If(self.tag.valid & self.tag.ready):
                     goto("Idle")
 
         return m

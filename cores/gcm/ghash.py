@@ -155,7 +155,13 @@ class GHASH(wiring.Component):
     * ``"bram"``, ``"mixed"``, ``"auto"``: the transfer edge loads the operand, the next ``steps`` edges look its digits
       up and each step follows its look-up by one edge, so a block every ``steps + 2`` edges (10
       for 16-bit digits).
-    * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge.
+    * ``"logic"`` with 128-bit digits (:attr:`pipelined`), beside a core that delivers a block
+      every edge: the transfer edge registers the block and the next edge multiplies (or, for
+      a ``final`` block, adds), so ``busy`` is high for the one cycle after each transfer and
+      ``state`` and ``operand`` hold the result from the second edge on; ``input.ready`` does
+      not wait for that cycle, so blocks transfer on every edge.
+    * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge
+      (two edges when :attr:`pipelined`).
       With tables, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
 
     Nothing depends on the data: every block takes the same number of cycles.
@@ -189,6 +195,12 @@ class GHASH(wiring.Component):
         return "mixed" if ice40 and self._digit_bits >= 2 * TABLE_BITS else "bram"
 
     @property
+    def pipelined(self) -> bool:
+        """Whether a whole product is formed a cycle from a registered block (``"logic"`` with
+        128-bit digits): see *Timing*."""
+        return self._multiplier == "logic" and self._digit_bits == BLOCK_BITS
+
+    @property
     def steps(self) -> int:
         """Multiplication steps per block: ``128 / digit_bits``."""
         return BLOCK_BITS // self._digit_bits
@@ -219,7 +231,8 @@ class GHASH(wiring.Component):
         take = Signal()
         m.d.comb += [
             # A waiting H or restore goes before the next block.
-            self.input.ready.eq(h_loaded & ~busy & ~self.h.valid & ~self.restore.valid),
+            self.input.ready.eq(h_loaded & ~(busy & ~self.pipelined) & ~self.h.valid &
+                                ~self.restore.valid),
             self.h.ready.eq(~busy),
             self.restore.ready.eq(~busy),
             take.eq(self.input.valid & self.input.ready),
@@ -249,10 +262,28 @@ class GHASH(wiring.Component):
             m.d.sync += [h.eq(self.h.payload), h_loaded.eq(1)]
         with m.If(self.restore.valid & self.restore.ready):
             m.d.sync += accumulator.eq(self.restore.payload)
+        kind = self.multiplier_for(platform)
+        if self.pipelined:
+            # The block is registered first: the multiplier's inputs are all flip-flops (Y, X
+            # and H), and nothing from the sender's handshake reaches its 16,384 AND terms.
+            block, first, final = (Signal(BLOCK_BITS, reset_less=True), Signal(reset_less=True),
+                                   Signal(reset_less=True))
+            pending = Signal()
+            m.d.sync += pending.eq(take)
+            with m.If(take):
+                m.d.sync += [block.eq(request.block), first.eq(request.first),
+                             final.eq(request.final)]
+            total = Signal(BLOCK_BITS)
+            m.d.comb += [total.eq(Mux(first, 0, accumulator) ^ block), busy.eq(pending)]
+            product = self._logic_product(m, C(0, BLOCK_BITS), _digit_degrees(total, d), h)
+            with m.If(pending):
+                m.d.sync += operand.eq(total)
+                with m.If(~final):
+                    m.d.sync += accumulator.eq(product)
+            return m
+
         with m.If(take):
             m.d.sync += operand.eq(new_operand)
-
-        kind = self.multiplier_for(platform)
         if kind == "logic":
             # Step 0 happens on the transfer edge, on the digit of the operand being loaded.
             digit = Signal(d)
