@@ -412,6 +412,22 @@ def test_random_messages_with_stalls_compiled(key_bits):
     check_against_pycryptodome(run, expected)
 
 
+def test_line_rate_gcm_with_the_pipelined_aes():
+    """The pipelined AES with the pipelined 128-bit GHASH: random messages (with a non-96-bit
+    IV among them) under gaps and back-pressure on the compiled simulator, and, at full speed,
+    a text block every edge."""
+    from cores.aes import PipelinedAES
+    from scripts.flow.targets import parse_target
+    rng = random.Random(15)
+    operations, expected = random_operations(rng, 128, 24)
+    run = simulate_gcm(GCM(PipelinedAES(128), digit_bits=128, multiplier="logic"), operations,
+                       rng=rng, max_gap=3, max_stall=3, backend="cxxrtl")
+    check_against_pycryptodome(run, expected)
+    figures = parse_target("gcm-d128:aes-pipelined-128").cycles(blocks=16)
+    assert figures.verified
+    assert figures.cycles_per_block == figures.cycles_per_block_decrypt == 1
+
+
 @pytest.mark.parametrize("multiplier", ["logic", "bram"])
 def test_backends_agree(multiplier):
     """Both simulators see the same transfers at the same edges (same schedules)."""
