@@ -306,7 +306,7 @@ class CompactAES(BlockCipher):
         column = Signal(32)
         m.d.comb += column.eq(_word(mix_column(m, keyed, decrypting, rnd == nr)))
         tail_key = Signal(32)
-        m.d.comb += tail_key.eq(Mux(first | ~decrypting, round_key, 0))
+        m.d.comb += tail_key.eq(key_ring.forward_key)
 
         # The block is kept in registers that only load (no logic in front of them) and enters
         # the ring's tail one column per cycle in round 0, selected by a one-hot ``fill``.

@@ -228,6 +228,8 @@ class KeyRing(wiring.Component):
         SubWord of ``sub_address`` as it was in the cycle before (the block RAMs' output).
     round_key : ``Out(32)``
         ``s4``.
+    forward_key : ``Out(32)``
+        ``s4``, or 0 in the steps of a decryption (a copy taken on the same edges).
     sub_address : ``Out(32)``
     """
     def __init__(self, key_bits: int):
@@ -247,6 +249,7 @@ class KeyRing(wiring.Component):
             "half": In(1),
             "sub": In(32),
             "round_key": Out(32),
+            "forward_key": Out(32),
             "sub_address": Out(32),
         })
 
@@ -318,21 +321,30 @@ class KeyRing(wiring.Component):
         self._sub_address(m, slots)
 
         step_backward = self.backward & ~self.restore & ~self.half
+        next_key = Signal(32)
+        m.d.comb += next_key.eq(new if length == 4 else Mux(step_backward, new, slots["s5"]))
         with m.If(self.rotate):
             for j in range(1, length):
                 m.d.sync += slots[f"s{j}"].eq(slots[f"s{j + 1}"])
-            if length == 4:
-                m.d.sync += slots["s4"].eq(new)
-            else:
-                m.d.sync += [
-                    slots[f"s{length}"].eq(Mux(step_backward, slots["s1"], new)),
-                    slots["s4"].eq(Mux(step_backward, new, slots["s5"])),
-                ]
+            m.d.sync += slots["s4"].eq(next_key)
+            if length != 4:
+                m.d.sync += slots[f"s{length}"].eq(Mux(step_backward, slots["s1"], new))
             m.d.sync += [
                 chain["p1"].eq(slots["s1" if length == 4 else "s5"]),
                 chain["p2"].eq(chain["p1"]),
                 chain["p3"].eq(chain["p2"]),
             ]
+
+        # A copy of s4 for the core's AddRoundKey after MixColumns, cleared (by the flip-flops'
+        # synchronous reset, free for a register without a domain reset) in the steps of a
+        # decryption.
+        forward_key = Signal(32, reset_less=True)
+        with m.If(self.rotate):
+            with m.If(step_backward):
+                m.d.sync += forward_key.eq(0)
+            with m.Else():
+                m.d.sync += forward_key.eq(next_key)
+        m.d.comb += self.forward_key.eq(forward_key)
 
         # delta takes the words entering sL while it rotates: position Nr at the end of a key
         # expansion, and its own words again while a decryption restores the ring from it.
