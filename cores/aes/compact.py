@@ -263,8 +263,8 @@ class CompactAES(BlockCipher):
         # round 0 it turns in the last four cycles, taking the block's columns XORed with the
         # round key at the tail; in the other rounds it turns on every cycle and from the second
         # on the tail takes the new column (on the first, a word no row reads).
-        ring = [Signal(32, name=f"P{p}") for p in range(4)]
-        side = [Signal(32, name=f"side{k}") for k in range(3)]
+        ring = [Signal(32, name=f"P{p}", reset_less=True) for p in range(4)]
+        side = [Signal(32, name=f"side{k}", reset_less=True) for k in range(3)]
         sources = {**{f"P{p}": word for p, word in enumerate(ring)},
                    **{f"side{k}": word for k, word in enumerate(side)}}
         turning = Signal()
@@ -310,7 +310,7 @@ class CompactAES(BlockCipher):
 
         # The block is kept in registers that only load (no logic in front of them) and enters
         # the ring's tail one column per cycle in round 0, selected by a one-hot ``fill``.
-        held = [Signal(32, name=f"block{p}") for p in range(4)]
+        held = [Signal(32, name=f"block{p}", reset_less=True) for p in range(4)]
         with m.If(control.load_block):
             m.d.sync += [word.eq(request.block.word_select(3 - p, 32))
                          for p, word in enumerate(held)]

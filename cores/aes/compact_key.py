@@ -297,14 +297,14 @@ class KeyRing(wiring.Component):
         m = Module()
         plan = self._plan
         length = plan.length
-        slots = {f"s{j}": Signal(32, name=f"s{j}") for j in range(1, length + 1)}
-        chain = {f"p{j}": Signal(32, name=f"p{j}") for j in range(1, 4)}
-        delta = [Signal(32, name=f"delta{j}") for j in range(1, length + 1)]
+        slots = {f"s{j}": Signal(32, name=f"s{j}", reset_less=True) for j in range(1, length + 1)}
+        chain = {f"p{j}": Signal(32, name=f"p{j}", reset_less=True) for j in range(1, 4)}
+        delta = [Signal(32, name=f"delta{j}", reset_less=True) for j in range(1, length + 1)]
 
         # The key is kept in registers that only load (AES-192: and the two words that complete
         # position 0, as they are computed), so position 0 is at hand for every encryption; the
         # restore path of the new word selects its words one per rotation (one-hot key_select).
-        key_words = [Signal(32, name=f"key{i}") for i in range(length)]
+        key_words = [Signal(32, name=f"key{i}", reset_less=True) for i in range(length)]
         given = len(plan.key_slots)
         with m.If(self.load):
             m.d.sync += [word.eq(self.key.word_select(given - 1 - i, 32))
@@ -411,7 +411,7 @@ class KeyRing(wiring.Component):
         # columns): a word transformed later in its step (AES-192) reads a copy taken then.
         sub_word = self.sub
         if any(layout.column not in (None, 0) for steps in plan.steps for layout in steps):
-            held = Signal(32)
+            held = Signal(32, reset_less=True)
             with m.If(self.rotate & ~self.restore & ~self.half & (self.column == 0)):
                 m.d.sync += held.eq(self.sub)
             sub_word = Mux((self.column == 0) | self.half, self.sub, held)
