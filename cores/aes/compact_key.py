@@ -318,17 +318,17 @@ class KeyRing(wiring.Component):
             column = plan.half_layout.column - given + i
             with m.If(self.half & self.rotate & (self.column == column)):
                 m.d.sync += word.eq(new)
-        self._sub_address(m, slots)
 
         step_backward = self.backward & ~self.restore & ~self.half
         next_key = Signal(32)
         m.d.comb += next_key.eq(new if length == 4 else Mux(step_backward, new, slots["s5"]))
+        following = {f"s{j}": slots[f"s{j + 1}"] for j in range(1, length)}
+        following["s4"] = next_key
+        if length != 4:
+            following[f"s{length}"] = Mux(step_backward, slots["s1"], new)
+        self._sub_address(m, slots, following)
         with m.If(self.rotate):
-            for j in range(1, length):
-                m.d.sync += slots[f"s{j}"].eq(slots[f"s{j + 1}"])
-            m.d.sync += slots["s4"].eq(next_key)
-            if length != 4:
-                m.d.sync += slots[f"s{length}"].eq(Mux(step_backward, slots["s1"], new))
+            m.d.sync += [slots[name].eq(value) for name, value in following.items()]
             m.d.sync += [
                 chain["p1"].eq(slots["s1" if length == 4 else "s5"]),
                 chain["p2"].eq(chain["p1"]),
@@ -425,21 +425,31 @@ class KeyRing(wiring.Component):
         m.d.comb += new.eq(Mux(self.restore, restored, x ^ Mux(transformed, sub, y)))
         return new
 
-    def _sub_address(self, m, slots):
-        """The SubWord input of the step of the next round: an XOR of ring slots."""
-        def xor(address):
-            value = slots[address[0]]
-            for slot in address[1:]:
-                value = value ^ slots[slot]
-            return value
-
+    def _sub_address(self, m, slots, following):
+        """The SubWord input of the step of the next round: an XOR of ring slots. A slot that
+        is not in every step's input enters through a copy (``following`` is each slot's next
+        value) that its flip-flops' reset clears in the rotations before a step without it,
+        so there is no multiplexer."""
         layouts = {k: v.address for k, v in self._layouts(1).items() if v.column is not None}
         choices = sorted(set(layouts.values()))
         index = self._select(m, "address_layout", range(len(choices)),
                              {k: choices.index(v) for k, v in layouts.items()})
-        value = xor(choices[0])
-        for number, address in enumerate(choices[1:], start=1):
-            value = Mux(index == number, xor(address), value)
+        value = 0
+        for slot in sorted({s for address in choices for s in address}, key=lambda s: int(s[1:])):
+            holders = [number for number, address in enumerate(choices) if slot in address]
+            if len(holders) == len(choices):
+                value = value ^ slots[slot]
+                continue
+            copy = Signal(32, name=f"sub_{slot}", reset_less=True)
+            with m.If(self.rotate):
+                with m.If(Cat(*(index == number for number in holders)).any()):
+                    m.d.sync += copy.eq(following[slot])
+                with m.Else():
+                    m.d.sync += copy.eq(0)
+            value = value ^ copy
         if self._plan.half_step:
-            value = Mux(self.half, xor(self._plan.half_layout.address), value)
+            half_value = slots[self._plan.half_layout.address[0]]
+            for slot in self._plan.half_layout.address[1:]:
+                half_value = half_value ^ slots[slot]
+            value = Mux(self.half, half_value, value)
         m.d.comb += self.sub_address.eq(value)
