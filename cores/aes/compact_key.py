@@ -313,7 +313,8 @@ class KeyRing(wiring.Component):
         for bit, word in zip(self.key_select, key_words):
             restored = restored | Mux(bit, word, 0)
 
-        new = self._new_word(m, {**slots, **chain}, restored)
+        copies = []
+        new = self._new_word(m, {**slots, **chain}, restored, copies)
         for i, word in enumerate(key_words[given:], start=given):
             column = plan.half_layout.column - given + i
             with m.If(self.half & self.rotate & (self.column == column)):
@@ -329,11 +330,14 @@ class KeyRing(wiring.Component):
         self._sub_address(m, slots, following)
         with m.If(self.rotate):
             m.d.sync += [slots[name].eq(value) for name, value in following.items()]
-            m.d.sync += [
-                chain["p1"].eq(slots["s1" if length == 4 else "s5"]),
-                chain["p2"].eq(chain["p1"]),
-                chain["p3"].eq(chain["p2"]),
-            ]
+            following.update(p1=slots["s1" if length == 4 else "s5"], p2=chain["p1"],
+                             p3=chain["p2"])
+            m.d.sync += [chain[name].eq(following[name]) for name in chain]
+            for copy, slot, backward in copies:
+                with m.If(step_backward if backward else ~step_backward):
+                    m.d.sync += copy.eq(following[slot])
+                with m.Else():
+                    m.d.sync += copy.eq(0)
 
         # A copy of s4 for the core's AddRoundKey after MixColumns, cleared (by the flip-flops'
         # synchronous reset, free for a register without a domain reset) in the steps of a
@@ -375,7 +379,23 @@ class KeyRing(wiring.Component):
                         m.d.comb += value.eq(operands[slot])
         return value
 
-    def _new_word(self, m, operands, restored):
+    def _direction_copies(self, m, name, table, copies):
+        """When ``table`` names one slot per direction: the XOR of two reset-less copies of
+        those slots, each cleared by its flip-flops' reset in the rotations of the other
+        direction (recorded in ``copies`` as (signal, slot, backward) for :meth:`elaborate`),
+        so that no multiplexer selects between them; otherwise ``None``."""
+        rows = [{slot for slot in table[backward] if slot is not None} for backward in (0, 1)]
+        if self._plan.half_step or not all(len(row) == 1 for row in rows):
+            return None
+        value = 0
+        for backward, (slot,) in enumerate(rows):
+            copy = Signal(32, name=f"{name}_{'backward' if backward else 'forward'}",
+                          reset_less=True)
+            copies.append((copy, slot, bool(backward)))
+            value = value ^ copy
+        return value
+
+    def _new_word(self, m, operands, restored, copies):
         """The word entering the ring on this rotation."""
         plan = self._plan
         layouts = {k: v for k, v in self._layouts(0).items() if v.column is not None}
@@ -420,7 +440,9 @@ class KeyRing(wiring.Component):
         sub = Mux(rot_word, sub_word.rotate_left(8), sub_word) ^ Cat(Const(0, 24), rcon_byte)
 
         x = self._slot_mux(m, "x", plan.x, operands)
-        y = self._slot_mux(m, "y", plan.y, operands)
+        y = self._direction_copies(m, "y", plan.y, copies)
+        if y is None:
+            y = self._slot_mux(m, "y", plan.y, operands)
         new = Signal(32)
         m.d.comb += new.eq(Mux(self.restore, restored, x ^ Mux(transformed, sub, y)))
         return new
