@@ -10,15 +10,20 @@ the same block RAMs. Everything else is kept small:
 * **State.** Four 32-bit registers in a ring (a shift register of columns) that turns once per
   cycle: the new column enters at the tail, so only the tail has logic. A block is kept in
   registers that only load, and enters the tail one column per cycle in round 0 (with the first
-  AddRoundKey), so the ring itself has no parallel load. ShiftRows (or InvShiftRows) is done by
-  where each row is read: row ``r`` reads a fixed position of the ring, or one of three
-  registers that keep the words pushed out of the ring before their row read them
+  AddRoundKey; the block RAMs then look up ``S^-1(0)``, so the round function adds 0 and the
+  tail needs no gate), so the ring itself has no parallel load. ShiftRows (or InvShiftRows) is
+  done by where each row is read: row ``r`` reads a fixed position of the ring, or one of
+  three registers that keep the words pushed out of the ring before their row read them
   (:func:`diagonal_source`).
 * **Round function.** One column of MixColumns, and InvMixColumns as MixColumns plus the
   correction ``{04}·(a_r ^ a_{r+2}) ^ {08}·(a_0 ^ a_1 ^ a_2 ^ a_3)`` (:func:`mix_column`).
 * **Key schedule.** On the fly, one word per cycle, forwards for encryption and backwards for
   decryption, in a ring of 32-bit registers (:class:`~cores.aes.compact_key.KeyRing`). Nothing
   is stored per round key.
+* **No multiplexers where a reset will do.** The datapath registers have no domain reset, so
+  the synchronous reset of their flip-flops is free: an operand used in one direction only (the
+  round key added after MixColumns, some key schedule operands) is a copy that this reset clears
+  in the other direction, instead of a multiplexer.
 
 Byte and bit order: a block is ``int.from_bytes(fips197_bytes, "big")``, and so is a key; state
 column ``c`` is bytes ``4c .. 4c + 3`` of the block, row 0 in the most significant bits of a column
@@ -111,7 +116,7 @@ class CompactAES(BlockCipher):
         128, 192 or 256.
     decrypt : :class:`bool`
         Whether the core decrypts (the inverse S-box, InvMixColumns and the backward key
-        schedule, about a quarter of the logic); without it every block is encrypted, whatever
+        schedule, about 30 % of the logic); without it every block is encrypted, whatever
         its ``decrypt`` bit says, with the same cycle counts.
 
     Members
