@@ -226,21 +226,41 @@ class CompactAES(BlockCipher):
             with m.Elif(key_select[5]):
                 m.d.sync += prefill.eq(0)
         m.d.sync += key_select.eq(Cat(start, key_select[:-1]))
+        # The counters' values after this edge (the S-box RAMs' address copies are set up an
+        # edge ahead).
+        q_next = Signal.like(q)
+        rnd_next = Signal.like(rnd)
+        half_next = Signal()
+        m.d.comb += [q_next.eq(q), rnd_next.eq(rnd), half_next.eq(half)]
         with m.If(control.load_key):
-            # The expansion leaves the ring at position Nr, where an encryption would have.
-            m.d.sync += [q.eq(1 if self._half_step else 0), rnd.eq(0),
-                         half.eq(self._half_step), decrypting.eq(0)]
+            m.d.comb += [q_next.eq(1 if self._half_step else 0), rnd_next.eq(0),
+                         half_next.eq(self._half_step)]
         with m.Elif(control.load_block):
-            m.d.sync += [q.eq(0), rnd.eq(0), decrypting.eq(block_decrypt)]
+            m.d.comb += [q_next.eq(0), rnd_next.eq(0)]
         with m.Elif(control.advancing & ~prefill):
             with m.If(half):
-                m.d.sync += q.eq(q + 1)
+                m.d.comb += q_next.eq(q + 1)
                 with m.If(q == 3):
-                    m.d.sync += [half.eq(0), q.eq(0)]
+                    m.d.comb += [half_next.eq(0), q_next.eq(0)]
             with m.Elif(last_cycle):
-                m.d.sync += [q.eq(0), rnd.eq(rnd + 1)]
+                m.d.comb += [q_next.eq(0), rnd_next.eq(rnd + 1)]
             with m.Else():
-                m.d.sync += q.eq(q + 1)
+                m.d.comb += q_next.eq(q + 1)
+        m.d.sync += [q.eq(q_next), rnd.eq(rnd_next), half.eq(half_next)]
+        with m.If(control.load_key):
+            # The expansion leaves the ring at position Nr, where an encryption would have.
+            m.d.sync += decrypting.eq(0)
+        with m.Elif(control.load_block):
+            m.d.sync += decrypting.eq(block_decrypt)
+        # The next cycle reads state columns through the S-box RAMs, or looks up SubWord.
+        next_reading = Signal()
+        next_lookup = Signal()
+        m.d.comb += [
+            next_reading.eq(control.running & ~control.block_done & (rnd_next != 0) &
+                            (q_next < 4)),
+            next_lookup.eq(control.advancing & ~control.block_done & ~control.key_done &
+                           ~half_next & Mux(rnd_next == 0, q_next == length, q_next == 4)),
+        ]
 
         # Key schedule. In round 0 the ring turns L times, restored to the block's first
         # position; then one step per round.
@@ -261,6 +281,7 @@ class CompactAES(BlockCipher):
             key_ring.round.eq(rnd),
             key_ring.column.eq(q[:2]),
             key_ring.half.eq(half),
+            key_ring.lookup.eq(next_lookup),
         ]
         round_key = key_ring.round_key
 
@@ -270,35 +291,34 @@ class CompactAES(BlockCipher):
         # on the tail takes the new column (on the first, a word no row reads).
         ring = [Signal(32, name=f"P{p}", reset_less=True) for p in range(4)]
         side = [Signal(32, name=f"side{k}", reset_less=True) for k in range(3)]
-        sources = {**{f"P{p}": word for p, word in enumerate(ring)},
-                   **{f"side{k}": word for k, word in enumerate(side)}}
         turning = Signal()
-        writing = Signal()
-        m.d.comb += [
-            turning.eq(control.running & (~first | (q >= length - 3))),
-            writing.eq(control.running & ~first & (q != 0)),
-        ]
+        m.d.comb += turning.eq(control.running & (~first | (q >= length - 3)))
 
-        # The S-box block RAMs: row r's byte of the state column, or byte r of the key
-        # schedule's SubWord input.
+        # The S-box block RAMs' address: row r's byte of the state column, byte r of the key
+        # schedule's SubWord input, or (round 0) S^-1(0). The first two are XORs of copies
+        # that are 0 in the cycles that do not read them, so no multiplexer selects them.
         reading = Signal()
         zeroing = Signal()
         m.d.comb += [
             reading.eq(control.running & ~first & (q < 4)),
             zeroing.eq(first & ~half & (q != length)),
         ]
+        tail = Signal(32)
+        following = {**{f"P{p}": word for p, word in enumerate(ring[1:] + [tail])},
+                     "side0": ring[0], "side1": side[0], "side2": side[1]}
         tables = list(SBOX) + list(INV_SBOX) if self._decrypt else list(SBOX)
         looked_up = []
         for row in range(4):
-            source = self._diagonal_mux(m, row, sources, decrypting, q[:2])
+            source = self._diagonal_copies(m, row, following, decrypting, q_next[:2],
+                                           next_reading)
             table = memory.Memory(shape=unsigned(8), depth=len(tables), init=tables,
                                   attrs={"ram_style": "block"})
             m.submodules[f"sbox{row}"] = table
             port = table.read_port(domain="sync", transparent_for=())
             m.d.comb += [
-                port.addr.eq(Mux(reading, Cat(source, decrypting),
-                                 Mux(zeroing, ZERO_ADDRESS,
-                                     Cat(_bytes(key_ring.sub_address)[row], 0)))[:len(port.addr)]),
+                port.addr.eq(Cat(source ^ _bytes(key_ring.sub_address)[row] ^
+                                 Mux(zeroing, ZERO_ADDRESS, 0),
+                                 reading & decrypting)[:len(port.addr)]),
                 port.en.eq(1),
             ]
             looked_up.append(port.data)
@@ -325,28 +345,30 @@ class CompactAES(BlockCipher):
         for bit, word in zip(fill, held):
             entering = entering | Mux(bit, word, 0)
 
+        m.d.comb += tail.eq(column ^ entering ^ tail_key)
         with m.If(turning):
             m.d.sync += [a.eq(b) for a, b in zip(ring, ring[1:])]
-            m.d.sync += ring[3].eq(column ^ entering ^ tail_key)
+            m.d.sync += ring[3].eq(tail)
             m.d.sync += [side[0].eq(ring[0]), side[1].eq(side[0]), side[2].eq(side[1])]
 
         m.d.comb += self.output.payload.eq(Cat(*reversed(ring)))
         return m
 
     @staticmethod
-    def _diagonal_mux(m, row, sources, decrypting, cycle):
-        """Row ``row``'s byte of the column being read, selected as :func:`diagonal_source`
-        says for each direction and cycle."""
+    def _diagonal_copies(m, row, following, decrypting, cycle, reading):
+        """Row ``row``'s byte of the column being read (0 in a cycle that reads none): the XOR
+        of one copy per source that :func:`diagonal_source` names for this row, taken on the
+        edge before from that source's next value and cleared by the flip-flops' reset unless
+        the next cycle (``cycle``, ``reading``) reads that source."""
         cells = {(decrypt, c): diagonal_source(row, bool(decrypt), c)
                  for decrypt in (0, 1) for c in range(4)}
-        names = list(cells.values())
-        common = max(sorted(set(names)), key=names.count)
-        value = Signal(8, name=f"read{row}")
-        m.d.comb += value.eq(_bytes(sources[common])[row])
-        if len(set(names)) > 1:
-            with m.Switch(Cat(cycle, decrypting)):
-                for name in sorted(set(names) - {common}):
-                    cases = [c | decrypt << 2 for (decrypt, c), n in cells.items() if n == name]
-                    with m.Case(*cases):
-                        m.d.comb += value.eq(_bytes(sources[name])[row])
+        value = 0
+        for name in sorted(set(cells.values())):
+            chosen = Signal(name=f"read{row}_{name}")
+            m.d.comb += chosen.eq(reading & Cat(*(
+                (cycle == c) & (decrypting == decrypt)
+                for (decrypt, c), source in cells.items() if source == name)).any())
+            copy = Signal(8, name=f"read{row}_{name}_copy", reset_less=True)
+            m.d.sync += copy.eq(Mux(chosen, _bytes(following[name])[row], 0))
+            value = value ^ copy
         return value

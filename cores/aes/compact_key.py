@@ -230,6 +230,8 @@ class KeyRing(wiring.Component):
         ``s4``.
     forward_key : ``Out(32)``
         ``s4``, or 0 in the steps of a decryption (a copy taken on the same edges).
+    lookup : ``In(1)``
+        The next cycle looks ``sub_address`` up (only then is it not 0, except in ``half``).
     sub_address : ``Out(32)``
     """
     def __init__(self, key_bits: int):
@@ -247,6 +249,7 @@ class KeyRing(wiring.Component):
             "round": In(range(nr + 1)),
             "column": In(range(4)),
             "half": In(1),
+            "lookup": In(1),
             "sub": In(32),
             "round_key": Out(32),
             "forward_key": Out(32),
@@ -448,10 +451,11 @@ class KeyRing(wiring.Component):
         return new
 
     def _sub_address(self, m, slots, following):
-        """The SubWord input of the step of the next round: an XOR of ring slots. A slot that
-        is not in every step's input enters through a copy (``following`` is each slot's next
-        value) that its flip-flops' reset clears in the rotations before a step without it,
-        so there is no multiplexer."""
+        """The SubWord input of the step of the next round: an XOR of copies of ring slots
+        (``following`` is each slot's next value; a rotation always comes before a look-up),
+        each cleared by its flip-flops' reset unless the next cycle looks up an input that
+        holds the slot, so that no multiplexer selects the input, nor selects between it and
+        the state's bytes in front of the S-box RAMs."""
         layouts = {k: v.address for k, v in self._layouts(1).items() if v.column is not None}
         choices = sorted(set(layouts.values()))
         index = self._select(m, "address_layout", range(len(choices)),
@@ -459,15 +463,11 @@ class KeyRing(wiring.Component):
         value = 0
         for slot in sorted({s for address in choices for s in address}, key=lambda s: int(s[1:])):
             holders = [number for number, address in enumerate(choices) if slot in address]
-            if len(holders) == len(choices):
-                value = value ^ slots[slot]
-                continue
             copy = Signal(32, name=f"sub_{slot}", reset_less=True)
-            with m.If(self.rotate):
-                with m.If(Cat(*(index == number for number in holders)).any()):
-                    m.d.sync += copy.eq(following[slot])
-                with m.Else():
-                    m.d.sync += copy.eq(0)
+            chosen = self.lookup
+            if len(holders) != len(choices):
+                chosen = chosen & Cat(*(index == number for number in holders)).any()
+            m.d.sync += copy.eq(Mux(chosen, following[slot], 0))
             value = value ^ copy
         if self._plan.half_step:
             half_value = slots[self._plan.half_layout.address[0]]
