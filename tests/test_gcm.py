@@ -3,8 +3,8 @@
 GCM files and pycryptodome, with its cycle counts, streams under back-pressure and parameter
 checks.
 
-The NIST files run on the compiled simulator (:mod:`cores.gcm.sim_cxxrtl`): each group's first
-case and first failing case by default, every case with ``-m slow``.
+The NIST files run on the compiled simulator (:mod:`cores.gcm.sim_cxxrtl`): every case of both
+files for each key size, with both GHASH multipliers (about 2.5 minutes of CPU in all).
 """
 
 import random
@@ -330,31 +330,18 @@ def check_nist(vectors, key_bits, multiplier="bram"):
     assert run.violations == {}
 
 
-@pytest.mark.parametrize("key_bits", KEY_SIZES)
-def test_nist_representative(key_bits):
-    """From both files, each group's first case (every Keylen/IVlen/PTlen/AADlen/Taglen
-    combination: 96-bit and other IVs, empty and partial AAD and text, every tag length) and
-    each group's first failing case, with the default GHASH (block-RAM tables, refilled for
-    every key)."""
-    encrypt, decrypt = (representative(gcm_vectors(kind, key_bits)) for kind in KINDS)
-    assert len({vector.group for vector in encrypt}) == len({v.group for v in decrypt}) == 525
-    assert sum(vector.fail for vector in decrypt) == 525
-    check_nist(encrypt + decrypt, key_bits)
-
-
-def test_nist_representative_logic_ghash():
-    """The same with the AND/XOR GHASH multiplier (AES-128)."""
-    check_nist([vector for kind in KINDS for vector in representative(gcm_vectors(kind, 128))],
-               128, "logic")
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("multiplier", ["logic", "bram"])
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
 def test_nist_all(key_bits, multiplier):
-    """Every case of both files (7,875 each)."""
-    check_nist([vector for kind in KINDS for vector in gcm_vectors(kind, key_bits)], key_bits,
-               multiplier)
+    """Every case of both files (7,875 each: every Keylen/IVlen/PTlen/AADlen/Taglen group, so
+    96-bit and other IVs, empty and partial AAD and text, every tag length, and a failing case
+    in each group of the decryption file), through one GCM in one compiled simulation, with
+    the AND/XOR GHASH and with the block-RAM one (its tables refilled for every key)."""
+    encrypt, decrypt = (gcm_vectors(kind, key_bits) for kind in KINDS)
+    assert len(encrypt) == len(decrypt) == 7875
+    assert len({vector.group for vector in encrypt}) == len({v.group for v in decrypt}) == 525
+    assert sum(vector.fail for vector in representative(decrypt)) == 525
+    check_nist(encrypt + decrypt, key_bits, multiplier)
 
 
 # --- AES-GCM against pycryptodome -------------------------------------------------------------
