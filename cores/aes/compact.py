@@ -334,16 +334,21 @@ class CompactAES(BlockCipher):
         m.d.comb += tail_key.eq(key_ring.forward_key)
 
         # The block is kept in registers that only load (no logic in front of them) and enters
-        # the ring's tail one column per cycle in round 0, selected by a one-hot ``fill``.
+        # the ring's tail one column per cycle in round 0: each column through a copy that the
+        # flip-flops' reset clears except in its cycle (``fill``, one-hot), so the tail XORs
+        # the four copies and no multiplexer selects the column.
         held = [Signal(32, name=f"block{p}", reset_less=True) for p in range(4)]
         with m.If(control.load_block):
             m.d.sync += [word.eq(request.block.word_select(3 - p, 32))
                          for p, word in enumerate(held)]
         fill = Signal(4)
-        m.d.sync += fill.eq(Cat(control.running & first & (q == length - 4), fill[:3]))
+        fill_next = Cat(control.running & first & (q == length - 4), fill[:3])
+        m.d.sync += fill.eq(fill_next)
         entering = 0
-        for bit, word in zip(fill, held):
-            entering = entering | Mux(bit, word, 0)
+        for bit, word in zip(fill_next, held):
+            copy = Signal(32, name=f"{word.name}_entering", reset_less=True)
+            m.d.sync += copy.eq(Mux(bit, word, 0))
+            entering = entering ^ copy
 
         m.d.comb += tail.eq(column ^ entering ^ tail_key)
         with m.If(turning):
