@@ -140,11 +140,12 @@ class CompactAES(BlockCipher):
       edge where its result transfers out;
     * *initiation interval*: the same: a new block is accepted on the edge where the previous
       result transfers out;
-    * *key load*: L + 2 + 5·Nr edges (56, 70, 80; AES-192 nine more: 79) from the key transfer
-      to the first edge a block can transfer: the key enters the key schedule's ring one word
-      per cycle (in round 0 of the expansion; for AES-192 in six cycles of its own, then three
-      that compute the ring's last two words) and the schedule runs forward once to its last
-      round key, which decryption starts from.
+    * *key load*: L + 3 + 5·Nr edges (57, 71, 81; AES-192 nine more: 80) from the key transfer
+      to the first edge a block can transfer: after a cycle in which the key registers' copies
+      are taken, the key enters the key schedule's ring one word per cycle (in round 0 of the
+      expansion; for AES-192 in six cycles of its own, then three that compute the ring's last
+      two words) and the schedule runs forward once to its last round key, which decryption
+      starts from.
 
     ``key.ready`` is high only when no block is in the core. A key waiting on ``key`` goes before
     any further block: while ``key.valid`` is high, ``input.ready`` stays low. After reset no key
@@ -184,7 +185,7 @@ class CompactAES(BlockCipher):
 
     @property
     def key_load_cycles(self) -> int:
-        return self.block_cycles + 1 + (9 if self._half_step else 0)
+        return self.block_cycles + 2 + (9 if self._half_step else 0)
 
     def elaborate(self, platform):
         m = Module()
@@ -215,17 +216,22 @@ class CompactAES(BlockCipher):
         # ``key_select``, a decryption to position Nr from delta. An AES-192 key (whose six
         # words must be in place before ``half``) first enters in six cycles of its own
         # (``prefill``), in which the counters wait.
+        # The key registers are read through copies taken an edge ahead, so the expansion
+        # starts one cycle after the key transfer (``waiting``, in which nothing moves).
         key_select = Signal(length)
         block_decrypt = request.decrypt if self._decrypt else Const(0, 1)
-        start = control.load_key | (control.load_block & ~block_decrypt)
+        waiting = Signal()
+        m.d.sync += waiting.eq(control.load_key)
+        start = waiting | (control.load_block & ~block_decrypt)
         prefill = Signal()
         if self._half_step:
             start = start | (control.advancing & half & (q == 3))
-            with m.If(control.load_key):
+            with m.If(waiting):
                 m.d.sync += prefill.eq(1)
             with m.Elif(key_select[5]):
                 m.d.sync += prefill.eq(0)
-        m.d.sync += key_select.eq(Cat(start, key_select[:-1]))
+        key_select_next = Cat(start, key_select[:-1])
+        m.d.sync += key_select.eq(key_select_next)
         # The counters' values after this edge (the S-box RAMs' address copies are set up an
         # edge ahead).
         q_next = Signal.like(q)
@@ -237,7 +243,7 @@ class CompactAES(BlockCipher):
                          half_next.eq(self._half_step)]
         with m.Elif(control.load_block):
             m.d.comb += [q_next.eq(0), rnd_next.eq(0)]
-        with m.Elif(control.advancing & ~prefill):
+        with m.Elif(control.advancing & ~prefill & ~waiting):
             with m.If(half):
                 m.d.comb += q_next.eq(q + 1)
                 with m.If(q == 3):
@@ -265,12 +271,12 @@ class CompactAES(BlockCipher):
         # Key schedule. In round 0 the ring turns L times, restored to the block's first
         # position; then one step per round.
         rotating = Signal()
-        m.d.comb += rotating.eq(control.advancing & (prefill | Mux(half, q != 1,
+        m.d.comb += rotating.eq(control.advancing & ~waiting & (prefill | Mux(half, q != 1,
                                                      Mux(first, q != length, q < 4))))
         m.d.comb += [
             key_ring.key.eq(self.key.payload),
             key_ring.load.eq(control.load_key),
-            key_ring.key_select.eq(key_select),
+            key_ring.key_select.eq(key_select_next),
             key_ring.rotate.eq(rotating),
             key_ring.restore.eq((first & ~half) | prefill),
             key_ring.from_delta.eq(control.running & decrypting),

@@ -204,8 +204,9 @@ class KeyRing(wiring.Component):
     load : ``In(1)``
         Keep ``key`` in the key registers on this edge.
     key_select : ``In(L)``
-        One-hot: in a restoring rotation, word ``i`` of position 0 enters ``sL`` when bit ``i``
-        is high.
+        One-hot, an edge ahead: in a restoring rotation, word ``i`` of position 0 enters ``sL``
+        when bit ``i`` was high on the edge before (each key register is read through a copy
+        that the flip-flops' reset clears otherwise, so the words are XORed, not selected).
     rotate : ``In(1)``
         The ring rotates on this edge.
     restore : ``In(1)``
@@ -314,7 +315,9 @@ class KeyRing(wiring.Component):
                          for i, word in enumerate(key_words[:given])]
         restored = Mux(self.from_delta, delta[0], 0)
         for bit, word in zip(self.key_select, key_words):
-            restored = restored | Mux(bit, word, 0)
+            copy = Signal(32, name=f"{word.name}_restoring", reset_less=True)
+            m.d.sync += copy.eq(Mux(bit, word, 0))
+            restored = restored ^ copy
 
         copies = []
         new = self._new_word(m, {**slots, **chain}, restored, copies)
