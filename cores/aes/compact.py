@@ -31,8 +31,7 @@ word.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import memory, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import memory
 
 from ..cipher import BlockCipher, Handshake
 from .compact_key import KeyRing, ring_plan

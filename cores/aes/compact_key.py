@@ -72,8 +72,9 @@ class RingPlan:
 
     ``x[backward][c]`` is the slot holding ``w[i-Nk]`` (forward) or ``w[i]`` (backward) in the
     cycle the ring computes the ``c``-th word of a step, ``y[backward][c]`` the slot holding
-    ``w[i-1]`` when that word is not transformed (``None`` if it always is). ``steps[backward][p]`` is the
-    :class:`StepLayout` of step ``p`` (1..Nr). ``key_slots`` are the slots a key is loaded into;
+    ``w[i-1]`` when that word is not transformed (``None`` if it always is).
+    ``steps[backward][p]`` is the :class:`StepLayout` of step ``p`` (1..Nr). ``key_slots`` are
+    the slots a key is loaded into;
     for AES-192 (``half_step``) they are ``s3 .. s8``, and two forward rotations (the last two
     words of a step 0) complete position 0, with ``half_layout`` for their SubWord.
     """
@@ -369,8 +370,8 @@ class KeyRing(wiring.Component):
         """A word equal to ``operands[table[backward][column]]`` (``None``: any), with no more
         selection logic than the table needs."""
         value = Signal(32, name=name)
-        cells = {(backward, c): slot for backward in (0, 1) for c, slot in enumerate(table[backward])
-                 if slot is not None}
+        cells = {(backward, c): slot for backward in (0, 1)
+                 for c, slot in enumerate(table[backward]) if slot is not None}
         direction = self.backward & ~self.half
         rows = [{slot for (b, _), slot in cells.items() if b == backward} for backward in (0, 1)]
         if len(set(cells.values())) == 1:
