@@ -183,11 +183,11 @@ def test_mix_column_is_mixcolumns_invmixcolumns_or_nothing():
 @pytest.mark.parametrize("decrypt", [False, True])
 def test_diagonal_sources_read_what_shiftrows_selects(decrypt):
     """Run the state ring of a round on labels (old column, row): in cycle c (sampled on edge
-    c + 1) each row's source holds the byte (Inv)ShiftRows puts in column c, although the tail
-    takes a word of no use on edge 1 and the new columns on edges 2..5; and after the five edges
-    the ring holds the new columns in order."""
+    c + 1) each row's source holds the byte (Inv)ShiftRows puts in column c, although new columns
+    enter the tail on edges 2..5; and after the five edges the ring holds the new columns in
+    order."""
     ring = [[("old", c, r) for r in range(4)] for c in range(4)]
-    side = [[None] * 4, [None] * 4, [None] * 4]
+    side = [[None] * 4, [None] * 4]
     permutation = INV_SHIFT_ROWS if decrypt else SHIFT_ROWS
     for cycle in range(5):
         if cycle < 4:
@@ -196,8 +196,8 @@ def test_diagonal_sources_read_what_shiftrows_selects(decrypt):
                 word = ring[int(source[1])] if source[0] == "P" else side[int(source[-1])]
                 wanted = permutation[4 * cycle + row]
                 assert word[row] == ("old", wanted // 4, wanted % 4), (row, cycle, source)
-        tail = [("new", cycle - 1, r) for r in range(4)] if cycle else [("junk",)] * 4
-        side = [ring[0], side[0], side[1]]
+        tail = [("new", cycle - 1, r) for r in range(4)] if cycle else ring[0]
+        side = [ring[0], side[0]]
         ring = ring[1:] + [tail]
     assert ring == [[("new", c, r) for r in range(4)] for c in range(4)]
 
@@ -257,10 +257,8 @@ def test_signature_and_cycle_figures(key_bits):
     # Round 0 (AddRoundKey while the key schedule's ring turns L times, then a SubWord look-up)
     # and Nr rounds of five cycles, plus the edge the result leaves on.
     assert core.latency == core.initiation_interval == length + 2 + 5 * nr
-    # The expansion starts a cycle after the key transfer; AES-192's key enters six of the
-    # ring's eight words in six cycles of their own, and two more are computed in three cycles
-    # before round 0.
-    assert core.key_load_cycles == core.latency + 1 + (9 if KEY_WORDS[key_bits] == 6 else 0)
+    # AES-192's key fills six of the ring's eight words: two more are computed first.
+    assert core.key_load_cycles == core.latency + (3 if KEY_WORDS[key_bits] == 6 else 0)
     Fragment.get(core, None)
 
 

@@ -8,30 +8,24 @@ the same block RAMs. Everything else is kept small:
   0..255 and ``InvS`` at 256..511 (one ``SB_RAM40_4K`` on iCE40, one ``DP16KD`` on ECP5). The
   direction is an address bit, so no multiplexer follows the tables.
 * **State.** Four 32-bit registers in a ring (a shift register of columns) that turns once per
-  cycle: the new column enters at the tail, so only the tail has logic. A block is kept in
-  registers that only load, and enters the tail one column per cycle in round 0 (with the first
-  AddRoundKey; the block RAMs then look up ``S^-1(0)``, so the round function adds 0 and the
-  tail needs no gate), so the ring itself has no parallel load. ShiftRows (or InvShiftRows) is
-  done by where each row is read: row ``r`` reads a fixed position of the ring, or one of
-  three registers that keep the words pushed out of the ring before their row read them
-  (:func:`diagonal_source`).
+  cycle: the new column enters at the tail, so only the tail has logic besides the block load.
+  ShiftRows (or InvShiftRows) is done by where each row is read: row ``r`` reads a fixed position
+  of the ring, or one of two registers that keep the bytes the new columns have pushed out
+  before their row read them (:func:`diagonal_source`).
 * **Round function.** One column of MixColumns, and InvMixColumns as MixColumns plus the
   correction ``{04}·(a_r ^ a_{r+2}) ^ {08}·(a_0 ^ a_1 ^ a_2 ^ a_3)`` (:func:`mix_column`).
 * **Key schedule.** On the fly, one word per cycle, forwards for encryption and backwards for
   decryption, in a ring of 32-bit registers (:class:`~cores.aes.compact_key.KeyRing`). Nothing
   is stored per round key.
-* **No multiplexers where a reset will do.** The datapath registers have no domain reset, so
-  the synchronous reset of their flip-flops is free: an operand used in one direction only (the
-  round key added after MixColumns, some key schedule operands) is a copy that this reset clears
-  in the other direction, instead of a multiplexer.
 
 Byte and bit order: a block is ``int.from_bytes(fips197_bytes, "big")``, and so is a key; state
 column ``c`` is bytes ``4c .. 4c + 3`` of the block, row 0 in the most significant bits of a column
 word.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import memory
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
 
 from ..cipher import BlockCipher, Handshake
 from .compact_key import KeyRing, ring_plan
@@ -47,25 +41,22 @@ __all__ = ["diagonal_source", "mix_column", "CompactAES"]
 #: Cycles of a round after round 0: four columns and the SubWord look-up.
 ROUND_CYCLES = 5
 
-#: The S-box input whose output is 0: looked up in round 0, so that the round function gives 0.
-ZERO_ADDRESS = SBOX.index(0)
-
 
 def diagonal_source(row: int, decrypt: bool, cycle: int) -> str:
     """Where row ``row`` of the state column that (Inv)ShiftRows puts in column ``cycle`` is, in
-    cycle ``cycle`` (0..3) of a round: ``"P0"`` .. ``"P3"`` (ring position) or ``"side0"`` ..
-    ``"side2"`` (the words pushed out of position 0 one, two and three edges before).
+    cycle ``cycle`` (0..3) of a round: ``"P0"`` .. ``"P3"`` (ring position) or ``"side0"``,
+    ``"side1"`` (the bytes pushed out of position 0 one and two edges before).
 
     The ring turns on every edge of the round; at the start of a round position ``p`` holds
-    column ``p``, so in cycle ``c`` old column ``j`` is at position ``j - c`` if ``j >= c`` and
-    was pushed out ``c - j`` edges before otherwise. The tail takes nothing of the old state (a
-    word that is never read on the round's first edge, then the new columns), so no old column
-    is overwritten before every row has read it.
+    column ``p``. The column written on edge ``e`` (2..5, one edge after its look-up) replaces the
+    register that then holds old column ``e - 1`` (old column 0 on edge 5), which by then may not
+    have been read by every row.
     """
     column = (cycle - row) % 4 if decrypt else (cycle + row) % 4
-    if column >= cycle:
-        return f"P{column - cycle}"
-    return f"side{cycle - column - 1}"
+    overwritten = column + 1 if column else 5
+    if cycle < overwritten:
+        return f"P{(column - cycle) % 4}"
+    return f"side{cycle - overwritten}"
 
 
 def mix_column(m, a, decrypt, last) -> list:
@@ -115,7 +106,7 @@ class CompactAES(BlockCipher):
         128, 192 or 256.
     decrypt : :class:`bool`
         Whether the core decrypts (the inverse S-box, InvMixColumns and the backward key
-        schedule, about 30 % of the logic); without it every block is encrypted, whatever
+        schedule, about a quarter of the logic); without it every block is encrypted, whatever
         its ``decrypt`` bit says, with the same cycle counts.
 
     Members
@@ -139,12 +130,9 @@ class CompactAES(BlockCipher):
       edge where its result transfers out;
     * *initiation interval*: the same: a new block is accepted on the edge where the previous
       result transfers out;
-    * *key load*: L + 3 + 5·Nr edges (57, 71, 81; AES-192 nine more: 80) from the key transfer
-      to the first edge a block can transfer: after a cycle in which the key registers' copies
-      are taken, the key enters the key schedule's ring one word per cycle (in round 0 of the
-      expansion; for AES-192 in six cycles of its own, then three that compute the ring's last
-      two words) and the schedule runs forward once to its last round key, which decryption
-      starts from.
+    * *key load*: L + 2 + 5·Nr edges (56, 70, 80; AES-192 three more: 73) from the key transfer
+      to the first edge a block can transfer: the key schedule runs forward once to its last
+      round key, which decryption starts from.
 
     ``key.ready`` is high only when no block is in the core. A key waiting on ``key`` goes before
     any further block: while ``key.valid`` is high, ``input.ready`` stays low. After reset no key
@@ -184,7 +172,7 @@ class CompactAES(BlockCipher):
 
     @property
     def key_load_cycles(self) -> int:
-        return self.block_cycles + 2 + (9 if self._half_step else 0)
+        return self.block_cycles + 1 + (3 if self._half_step else 0)
 
     def elaborate(self, platform):
         m = Module()
@@ -202,6 +190,7 @@ class CompactAES(BlockCipher):
         rnd = Signal(range(nr + 1))
         half = Signal()
         decrypting = Signal()       # the direction of the block in the core (or of the last one)
+        same = Signal()             # that block goes the same way as the one before it
         first = Signal()
         last_cycle = Signal()
         m.d.comb += [
@@ -210,120 +199,74 @@ class CompactAES(BlockCipher):
             control.key_done.eq(~half & (rnd == nr) & last_cycle),
             control.block_done.eq((rnd == nr) & last_cycle),
         ]
-        # Round 0 restores the key schedule's ring, one word per rotation: an encryption (and
-        # the key expansion) to position 0 from the key registers, selected by the one-hot
-        # ``key_select``, a decryption to position Nr from delta. An AES-192 key (whose six
-        # words must be in place before ``half``) first enters in six cycles of its own
-        # (``prefill``), in which the counters wait.
-        # The key registers are read through copies taken an edge ahead, so the expansion
-        # starts one cycle after the key transfer (``waiting``, in which nothing moves).
-        key_select = Signal(length)
-        block_decrypt = request.decrypt if self._decrypt else Const(0, 1)
-        waiting = Signal()
-        m.d.sync += waiting.eq(control.load_key)
-        start = waiting | (control.load_block & ~block_decrypt)
-        prefill = Signal()
-        if self._half_step:
-            start = start | (control.advancing & half & (q == 3))
-            with m.If(waiting):
-                m.d.sync += prefill.eq(1)
-            with m.Elif(key_select[5]):
-                m.d.sync += prefill.eq(0)
-        key_select_next = Cat(start, key_select[:-1])
-        m.d.sync += key_select.eq(key_select_next)
-        # The counters' values after this edge (the S-box RAMs' address copies are set up an
-        # edge ahead).
-        q_next = Signal.like(q)
-        rnd_next = Signal.like(rnd)
-        half_next = Signal()
-        m.d.comb += [q_next.eq(q), rnd_next.eq(rnd), half_next.eq(half)]
-        with m.If(control.load_key):
-            m.d.comb += [q_next.eq(1 if self._half_step else 0), rnd_next.eq(0),
-                         half_next.eq(self._half_step)]
-        with m.Elif(control.load_block):
-            m.d.comb += [q_next.eq(0), rnd_next.eq(0)]
-        with m.Elif(control.advancing & ~prefill & ~waiting):
-            with m.If(half):
-                m.d.comb += q_next.eq(q + 1)
-                with m.If(q == 3):
-                    m.d.comb += [half_next.eq(0), q_next.eq(0)]
-            with m.Elif(last_cycle):
-                m.d.comb += [q_next.eq(0), rnd_next.eq(rnd + 1)]
-            with m.Else():
-                m.d.comb += q_next.eq(q + 1)
-        m.d.sync += [q.eq(q_next), rnd.eq(rnd_next), half.eq(half_next)]
         with m.If(control.load_key):
             # The expansion leaves the ring at position Nr, where an encryption would have.
-            m.d.sync += decrypting.eq(0)
+            m.d.sync += [q.eq(1 if self._half_step else 0), rnd.eq(0),
+                         half.eq(self._half_step), decrypting.eq(0)]
         with m.Elif(control.load_block):
-            m.d.sync += decrypting.eq(block_decrypt)
-        # The next cycle reads state columns through the S-box RAMs, or looks up SubWord.
-        next_reading = Signal()
-        next_lookup = Signal()
-        m.d.comb += [
-            next_reading.eq(control.running & ~control.block_done & (rnd_next != 0) &
-                            (q_next < 4)),
-            next_lookup.eq(control.advancing & ~control.block_done & ~control.key_done &
-                           ~half_next & Mux(rnd_next == 0, q_next == length, q_next == 4)),
-        ]
+            block_decrypt = request.decrypt if self._decrypt else 0
+            m.d.sync += [q.eq(0), rnd.eq(0), same.eq(block_decrypt == decrypting),
+                         decrypting.eq(block_decrypt)]
+        with m.Elif(control.advancing):
+            with m.If(half):
+                m.d.sync += q.eq(q + 1)
+                with m.If(q == 3):
+                    m.d.sync += [half.eq(0), q.eq(0)]
+            with m.Elif(last_cycle):
+                m.d.sync += [q.eq(0), rnd.eq(rnd + 1)]
+            with m.Else():
+                m.d.sync += q.eq(q + 1)
 
-        # Key schedule. In round 0 the ring turns L times, restored to the block's first
-        # position; then one step per round.
+        # Key schedule. In round 0 the ring turns L times, XORed with delta if the block goes
+        # the same way as the one before it, unchanged otherwise; then one step per round.
         rotating = Signal()
-        m.d.comb += rotating.eq(control.advancing & ~waiting & (prefill | Mux(half, q != 1,
-                                                     Mux(first, q != length, q < 4))))
+        m.d.comb += rotating.eq(control.advancing & Mux(half, q != 1,
+                                                         Mux(first, q != length, q < 4)))
         m.d.comb += [
             key_ring.key.eq(self.key.payload),
             key_ring.load.eq(control.load_key),
-            key_ring.key_select.eq(key_select_next),
             key_ring.rotate.eq(rotating),
-            key_ring.restore.eq((first & ~half) | prefill),
-            key_ring.from_delta.eq(control.running & decrypting),
-            key_ring.delta_rotate.eq(rotating & ~half & ~prefill & Mux(
-                first, control.running & decrypting,
-                control.expanding & (rnd > nr - length // 4))),
+            key_ring.restore.eq(first & ~half),
+            key_ring.xor_delta.eq(control.running & same),
+            key_ring.delta_rotate.eq(rotating & ~half & (
+                first | (control.expanding & (rnd > nr - length // 4)))),
+            key_ring.delta_accumulate.eq(control.expanding),
             key_ring.backward.eq(control.running & decrypting),
             key_ring.round.eq(rnd),
             key_ring.column.eq(q[:2]),
             key_ring.half.eq(half),
-            key_ring.lookup.eq(next_lookup),
         ]
         round_key = key_ring.round_key
 
         # State: a ring of four column words P0..P3, turning towards P0; the tail is P3. In
-        # round 0 it turns in the last four cycles, taking the block's columns XORed with the
-        # round key at the tail; in the other rounds it turns on every cycle and from the second
-        # on the tail takes the new column (on the first, a word no row reads).
-        ring = [Signal(32, name=f"P{p}", reset_less=True) for p in range(4)]
-        side = [Signal(32, name=f"side{k}", reset_less=True) for k in range(3)]
+        # round 0 it turns in the last four cycles, taking AddRoundKey at the tail; in the other
+        # rounds it turns on every cycle and from the second on the tail takes the new column.
+        ring = [Signal(32, name=f"P{p}") for p in range(4)]
+        side = [Signal(32, name=f"side{k}") for k in range(2)]
+        sources = {**{f"P{p}": word for p, word in enumerate(ring)},
+                   **{f"side{k}": word for k, word in enumerate(side)}}
         turning = Signal()
-        m.d.comb += turning.eq(control.running & (~first | (q >= length - 3)))
-
-        # The S-box block RAMs' address: row r's byte of the state column, byte r of the key
-        # schedule's SubWord input, or (round 0) S^-1(0). The first two are XORs of copies
-        # that are 0 in the cycles that do not read them, so no multiplexer selects them.
-        reading = Signal()
-        zeroing = Signal()
+        writing = Signal()
         m.d.comb += [
-            reading.eq(control.running & ~first & (q < 4)),
-            zeroing.eq(first & ~half & (q != length)),
+            turning.eq(control.running & (~first | (q >= length - 3))),
+            writing.eq(control.running & ~first & (q != 0)),
         ]
-        tail = Signal(32)
-        following = {**{f"P{p}": word for p, word in enumerate(ring[1:] + [tail])},
-                     "side0": ring[0], "side1": side[0], "side2": side[1]}
+
+        # The S-box block RAMs: row r's byte of the state column, or byte r of the key
+        # schedule's SubWord input.
+        reading = Signal()
+        m.d.comb += reading.eq(control.running & ~first & (q < 4))
         tables = list(SBOX) + list(INV_SBOX) if self._decrypt else list(SBOX)
         looked_up = []
         for row in range(4):
-            source = self._diagonal_copies(m, row, following, decrypting, q_next[:2],
-                                           next_reading)
+            source = self._diagonal_mux(m, row, sources, decrypting, q[:2])
             table = memory.Memory(shape=unsigned(8), depth=len(tables), init=tables,
                                   attrs={"ram_style": "block"})
             m.submodules[f"sbox{row}"] = table
             port = table.read_port(domain="sync", transparent_for=())
             m.d.comb += [
-                port.addr.eq(Cat(source ^ _bytes(key_ring.sub_address)[row] ^
-                                 Mux(zeroing, ZERO_ADDRESS, 0),
-                                 reading & decrypting)[:len(port.addr)]),
+                port.addr.eq(Mux(reading, Cat(source, decrypting),
+                                 Cat(_bytes(key_ring.sub_address)[row], 0))[:len(port.addr)]),
                 port.en.eq(1),
             ]
             looked_up.append(port.data)
@@ -331,54 +274,38 @@ class CompactAES(BlockCipher):
 
         # The round function on one column: in decryption AddRoundKey comes before
         # InvMixColumns, in encryption after MixColumns (at the ring's tail).
-        keyed = [byte ^ Mux(decrypting & ~first, key, 0)
+        keyed = [byte ^ Mux(decrypting, key, 0)
                  for byte, key in zip(looked_up, _bytes(round_key))]
         column = Signal(32)
         m.d.comb += column.eq(_word(mix_column(m, keyed, decrypting, rnd == nr)))
         tail_key = Signal(32)
-        m.d.comb += tail_key.eq(key_ring.forward_key)
+        m.d.comb += tail_key.eq(Mux(Mux(first, turning, writing & ~decrypting), round_key, 0))
 
-        # The block is kept in registers that only load (no logic in front of them) and enters
-        # the ring's tail one column per cycle in round 0: each column through a copy that the
-        # flip-flops' reset clears except in its cycle (``fill``, one-hot), so the tail XORs
-        # the four copies and no multiplexer selects the column.
-        held = [Signal(32, name=f"block{p}", reset_less=True) for p in range(4)]
+        blocks = [request.block.word_select(3 - p, 32) for p in range(4)]
         with m.If(control.load_block):
-            m.d.sync += [word.eq(request.block.word_select(3 - p, 32))
-                         for p, word in enumerate(held)]
-        fill = Signal(4)
-        fill_next = Cat(control.running & first & (q == length - 4), fill[:3])
-        m.d.sync += fill.eq(fill_next)
-        entering = 0
-        for bit, word in zip(fill_next, held):
-            copy = Signal(32, name=f"{word.name}_entering", reset_less=True)
-            m.d.sync += copy.eq(Mux(bit, word, 0))
-            entering = entering ^ copy
-
-        m.d.comb += tail.eq(column ^ entering ^ tail_key)
-        with m.If(turning):
+            m.d.sync += [word.eq(block) for word, block in zip(ring, blocks)]
+        with m.Elif(turning):
             m.d.sync += [a.eq(b) for a, b in zip(ring, ring[1:])]
-            m.d.sync += ring[3].eq(tail)
-            m.d.sync += [side[0].eq(ring[0]), side[1].eq(side[0]), side[2].eq(side[1])]
+            m.d.sync += ring[3].eq(Mux(writing, column, ring[0]) ^ tail_key)
+            m.d.sync += [side[0].eq(ring[0]), side[1].eq(side[0])]
 
         m.d.comb += self.output.payload.eq(Cat(*reversed(ring)))
         return m
 
     @staticmethod
-    def _diagonal_copies(m, row, following, decrypting, cycle, reading):
-        """Row ``row``'s byte of the column being read (0 in a cycle that reads none): the XOR
-        of one copy per source that :func:`diagonal_source` names for this row, taken on the
-        edge before from that source's next value and cleared by the flip-flops' reset unless
-        the next cycle (``cycle``, ``reading``) reads that source."""
+    def _diagonal_mux(m, row, sources, decrypting, cycle):
+        """Row ``row``'s byte of the column being read, selected as :func:`diagonal_source`
+        says for each direction and cycle."""
         cells = {(decrypt, c): diagonal_source(row, bool(decrypt), c)
                  for decrypt in (0, 1) for c in range(4)}
-        value = 0
-        for name in sorted(set(cells.values())):
-            chosen = Signal(name=f"read{row}_{name}")
-            m.d.comb += chosen.eq(reading & Cat(*(
-                (cycle == c) & (decrypting == decrypt)
-                for (decrypt, c), source in cells.items() if source == name)).any())
-            copy = Signal(8, name=f"read{row}_{name}_copy", reset_less=True)
-            m.d.sync += copy.eq(Mux(chosen, _bytes(following[name])[row], 0))
-            value = value ^ copy
+        names = list(cells.values())
+        common = max(set(names), key=names.count)
+        value = Signal(8, name=f"read{row}")
+        m.d.comb += value.eq(_bytes(sources[common])[row])
+        if len(set(names)) > 1:
+            with m.Switch(Cat(cycle, decrypting)):
+                for name in set(names) - {common}:
+                    cases = [c | decrypt << 2 for (decrypt, c), n in cells.items() if n == name]
+                    with m.Case(*cases):
+                        m.d.comb += value.eq(_bytes(sources[name])[row])
         return value

@@ -12,8 +12,8 @@ On each rotation every slot takes the next one's word (``s1`` from ``s2`` and so
 ``s1``), except where a new word enters: at ``sL`` in a forward step (the word leaving ``s1`` is
 dropped), at ``s4`` in a backward step (the word leaving ``s5``, or ``s1`` when ``L`` = 4, is
 dropped). A short chain ``p1, p2, p3`` keeps the words dropped by a backward step for the one to
-three cycles they are still needed. Only the entry slots have logic in front of them: the ring
-is a shift register, and a key is not loaded into it in parallel (see below).
+three cycles they are still needed. Only the entry slots have logic in front of them besides the
+key load: the ring is a shift register.
 
 Where each operand of the recurrence sits in each cycle, which word of a step goes through SubWord
 and which ring words form that SubWord input, are not typed in: :func:`ring_plan` finds them by
@@ -26,16 +26,12 @@ recurrence.
 The round key word for column ``c`` of a round is in ``s4`` in the cycle after the ring computed
 its ``c``-th word, in both directions and for every key size.
 
-Two ring states matter between blocks: position 0 (where encryption starts) and position Nr
-(where decryption starts). Both are kept in registers whose flip-flops have a single source, so
-they cost no logic: position 0 in the key registers, which only load (the key; for AES-192 also
-the two words that complete position 0, as the ring computes them after a key load), and
-position Nr in the ring ``delta``, a shift register that takes the word entering ``sL``. A block
-starts by *restoring* the ring over ``L`` rotations, in which the word entering ``sL`` is the
-next word of the position it needs: a key register, selected one-hot, for an encryption (and
-for the key expansion, which is how a key enters the ring); ``delta``'s first word for a
-decryption, with ``delta`` rotating so that it takes its own words back. The expansion fills
-``delta`` in its last ``L`` rotations. Every block takes the same number of cycles.
+Two ring states matter between blocks: position 0 (where encryption starts and decryption ends)
+and position Nr (where decryption starts and encryption ends). The ring ``delta`` holds their
+slot-wise XOR, computed once per key, so a block in the same direction as the one before it
+starts by XORing ``delta`` into the ring, one word per rotation, over ``L`` rotations; a block in
+the other direction rotates the ring through the same ``L`` cycles unchanged. Either way a block
+takes the same number of cycles.
 """
 
 from dataclasses import dataclass
@@ -72,9 +68,8 @@ class RingPlan:
 
     ``x[backward][c]`` is the slot holding ``w[i-Nk]`` (forward) or ``w[i]`` (backward) in the
     cycle the ring computes the ``c``-th word of a step, ``y[backward][c]`` the slot holding
-    ``w[i-1]`` when that word is not transformed (``None`` if it always is).
-    ``steps[backward][p]`` is the :class:`StepLayout` of step ``p`` (1..Nr). ``key_slots`` are
-    the slots a key is loaded into;
+    ``w[i-1]`` when that word is not transformed (``None`` if it always is). ``steps[backward][p]`` is the
+    :class:`StepLayout` of step ``p`` (1..Nr). ``key_slots`` are the slots a key is loaded into;
     for AES-192 (``half_step``) they are ``s3 .. s8``, and two forward rotations (the last two
     words of a step 0) complete position 0, with ``half_layout`` for their SubWord.
     """
@@ -86,10 +81,6 @@ class RingPlan:
     steps: tuple
     half_step: bool
     half_layout: StepLayout | None
-
-
-def _xtime(byte):
-    return ((byte << 1) ^ (0x11b if byte & 0x80 else 0)) & 0xff
 
 
 def _position(p, length):
@@ -201,22 +192,19 @@ class KeyRing(wiring.Component):
     Members
     -------
     key : ``In(key_bits)``
-        A key, word 0 in the most significant bits; kept when ``load`` is high.
+        A key, word 0 in the most significant bits; loaded when ``load`` is high.
     load : ``In(1)``
-        Keep ``key`` in the key registers on this edge.
-    key_select : ``In(L)``
-        One-hot, an edge ahead: in a restoring rotation, word ``i`` of position 0 enters ``sL``
-        when bit ``i`` was high on the edge before (each key register is read through a copy
-        that the flip-flops' reset clears otherwise, so the words are XORed, not selected).
+        Load ``key`` and clear ``delta`` on this edge.
     rotate : ``In(1)``
         The ring rotates on this edge.
     restore : ``In(1)``
-        The rotation restores (the word entering ``sL`` is the OR of the key word that
-        ``key_select`` selects and, if ``from_delta`` is high, ``delta``'s first word); otherwise
-        it is a step of the schedule.
-    from_delta : ``In(1)``
+        The rotation carries ``s1`` round to ``sL``, XORed with ``delta``'s first word if
+        ``xor_delta`` is high; otherwise it is a step of the schedule.
+    xor_delta : ``In(1)``
     delta_rotate : ``In(1)``
-        ``delta`` rotates on this edge, its last slot taking the word entering ``sL``.
+        ``delta`` rotates on this edge.
+    delta_accumulate : ``In(1)``
+        While ``delta`` rotates, its last slot takes the word entering ``sL`` XORed in.
     backward : ``In(1)``
         The steps run backwards (decryption).
     round : ``In(range(Nr + 1))``
@@ -230,10 +218,6 @@ class KeyRing(wiring.Component):
         SubWord of ``sub_address`` as it was in the cycle before (the block RAMs' output).
     round_key : ``Out(32)``
         ``s4``.
-    forward_key : ``Out(32)``
-        ``s4``, or 0 in the steps of a decryption (a copy taken on the same edges).
-    lookup : ``In(1)``
-        The next cycle looks ``sub_address`` up (only then is it not 0, except in ``half``).
     sub_address : ``Out(32)``
     """
     def __init__(self, key_bits: int):
@@ -242,19 +226,17 @@ class KeyRing(wiring.Component):
         super().__init__({
             "key": In(key_bits),
             "load": In(1),
-            "key_select": In(self._plan.length),
             "rotate": In(1),
             "restore": In(1),
-            "from_delta": In(1),
+            "xor_delta": In(1),
             "delta_rotate": In(1),
+            "delta_accumulate": In(1),
             "backward": In(1),
             "round": In(range(nr + 1)),
             "column": In(range(4)),
             "half": In(1),
-            "lookup": In(1),
             "sub": In(32),
             "round_key": Out(32),
-            "forward_key": Out(32),
             "sub_address": Out(32),
         })
 
@@ -279,7 +261,7 @@ class KeyRing(wiring.Component):
         common value as the default so that synthesis sees how little it depends on."""
         signal = Signal(shape, name=name)
         values = list(table.values())
-        common = max(sorted(set(values)), key=values.count)
+        common = max(set(values), key=values.count)
         m.d.comb += signal.eq(common)
         if all(value == common for value in values):
             return signal
@@ -291,7 +273,7 @@ class KeyRing(wiring.Component):
             return signal
         width = len(self.round)
         with m.Switch(Cat(self.round, self.backward)):
-            for value in sorted(set(values) - {common}):
+            for value in set(values) - {common}:
                 cases = [number | backward << width for (number, backward), v in table.items()
                          if v == value]
                 with m.Case(*cases):
@@ -302,66 +284,39 @@ class KeyRing(wiring.Component):
         m = Module()
         plan = self._plan
         length = plan.length
-        slots = {f"s{j}": Signal(32, name=f"s{j}", reset_less=True) for j in range(1, length + 1)}
-        chain = {f"p{j}": Signal(32, name=f"p{j}", reset_less=True) for j in range(1, 4)}
-        delta = [Signal(32, name=f"delta{j}", reset_less=True) for j in range(1, length + 1)]
+        slots = {f"s{j}": Signal(32, name=f"s{j}") for j in range(1, length + 1)}
+        chain = {f"p{j}": Signal(32, name=f"p{j}") for j in range(1, 4)}
+        delta = [Signal(32, name=f"delta{j}") for j in range(1, length + 1)]
 
-        # The key is kept in registers that only load (AES-192: and the two words that complete
-        # position 0, as they are computed), so position 0 is at hand for every encryption; the
-        # restore path of the new word selects its words one per rotation (one-hot key_select).
-        key_words = [Signal(32, name=f"key{i}", reset_less=True) for i in range(length)]
-        given = len(plan.key_slots)
-        with m.If(self.load):
-            m.d.sync += [word.eq(self.key.word_select(given - 1 - i, 32))
-                         for i, word in enumerate(key_words[:given])]
-        restored = Mux(self.from_delta, delta[0], 0)
-        for bit, word in zip(self.key_select, key_words):
-            copy = Signal(32, name=f"{word.name}_restoring", reset_less=True)
-            m.d.sync += copy.eq(Mux(bit, word, 0))
-            restored = restored ^ copy
+        new = self._new_word(m, {**slots, **chain}, delta[0])
+        self._sub_address(m, slots)
 
-        copies = []
-        new = self._new_word(m, {**slots, **chain}, restored, copies)
-        for i, word in enumerate(key_words[given:], start=given):
-            column = plan.half_layout.column - given + i
-            with m.If(self.half & self.rotate & (self.column == column)):
-                m.d.sync += word.eq(new)
-
+        key_words = [self.key.word_select(len(plan.key_slots) - 1 - i, 32)
+                     for i in range(len(plan.key_slots))]
         step_backward = self.backward & ~self.restore & ~self.half
-        next_key = Signal(32)
-        m.d.comb += next_key.eq(new if length == 4 else Mux(step_backward, new, slots["s5"]))
-        following = {f"s{j}": slots[f"s{j + 1}"] for j in range(1, length)}
-        following["s4"] = next_key
-        if length != 4:
-            following[f"s{length}"] = Mux(step_backward, slots["s1"], new)
-        self._sub_address(m, slots, following)
-        with m.If(self.rotate):
-            m.d.sync += [slots[name].eq(value) for name, value in following.items()]
-            following.update(p1=slots["s1" if length == 4 else "s5"], p2=chain["p1"],
-                             p3=chain["p2"])
-            m.d.sync += [chain[name].eq(following[name]) for name in chain]
-            for copy, slot, backward in copies:
-                with m.If(step_backward if backward else ~step_backward):
-                    m.d.sync += copy.eq(following[slot])
-                with m.Else():
-                    m.d.sync += copy.eq(0)
+        with m.If(self.load):
+            m.d.sync += [slots[name].eq(word) for name, word in zip(plan.key_slots, key_words)]
+        with m.Elif(self.rotate):
+            for j in range(1, length):
+                m.d.sync += slots[f"s{j}"].eq(slots[f"s{j + 1}"])
+            if length == 4:
+                m.d.sync += slots["s4"].eq(new)
+            else:
+                m.d.sync += [
+                    slots[f"s{length}"].eq(Mux(step_backward, slots["s1"], new)),
+                    slots["s4"].eq(Mux(step_backward, new, slots["s5"])),
+                ]
+            m.d.sync += [
+                chain["p1"].eq(slots["s1" if length == 4 else "s5"]),
+                chain["p2"].eq(chain["p1"]),
+                chain["p3"].eq(chain["p2"]),
+            ]
 
-        # A copy of s4 for the core's AddRoundKey after MixColumns, cleared (by the flip-flops'
-        # synchronous reset, free for a register without a domain reset) in the steps of a
-        # decryption.
-        forward_key = Signal(32, reset_less=True)
-        with m.If(self.rotate):
-            with m.If(step_backward):
-                m.d.sync += forward_key.eq(0)
-            with m.Else():
-                m.d.sync += forward_key.eq(next_key)
-        m.d.comb += self.forward_key.eq(forward_key)
-
-        # delta takes the words entering sL while it rotates: position Nr at the end of a key
-        # expansion, and its own words again while a decryption restores the ring from it.
-        with m.If(self.delta_rotate):
+        with m.If(self.load):
+            m.d.sync += [word.eq(0) for word in delta]
+        with m.Elif(self.delta_rotate):
             m.d.sync += [a.eq(b) for a, b in zip(delta, delta[1:])]
-            m.d.sync += delta[-1].eq(new)
+            m.d.sync += delta[-1].eq(delta[0] ^ Mux(self.delta_accumulate, new, 0))
 
         m.d.comb += self.round_key.eq(slots["s4"])
         return m
@@ -370,8 +325,8 @@ class KeyRing(wiring.Component):
         """A word equal to ``operands[table[backward][column]]`` (``None``: any), with no more
         selection logic than the table needs."""
         value = Signal(32, name=name)
-        cells = {(backward, c): slot for backward in (0, 1)
-                 for c, slot in enumerate(table[backward]) if slot is not None}
+        cells = {(backward, c): slot for backward in (0, 1) for c, slot in enumerate(table[backward])
+                 if slot is not None}
         direction = self.backward & ~self.half
         rows = [{slot for (b, _), slot in cells.items() if b == backward} for backward in (0, 1)]
         if len(set(cells.values())) == 1:
@@ -386,23 +341,7 @@ class KeyRing(wiring.Component):
                         m.d.comb += value.eq(operands[slot])
         return value
 
-    def _direction_copies(self, m, name, table, copies):
-        """When ``table`` names one slot per direction: the XOR of two reset-less copies of
-        those slots, each cleared by its flip-flops' reset in the rotations of the other
-        direction (recorded in ``copies`` as (signal, slot, backward) for :meth:`elaborate`),
-        so that no multiplexer selects between them; otherwise ``None``."""
-        rows = [{slot for slot in table[backward] if slot is not None} for backward in (0, 1)]
-        if self._plan.half_step or not all(len(row) == 1 for row in rows):
-            return None
-        value = 0
-        for backward, (slot,) in enumerate(rows):
-            copy = Signal(32, name=f"{name}_{'backward' if backward else 'forward'}",
-                          reset_less=True)
-            copies.append((copy, slot, bool(backward)))
-            value = value ^ copy
-        return value
-
-    def _new_word(self, m, operands, restored, copies):
+    def _new_word(self, m, operands, delta_head):
         """The word entering the ring on this rotation."""
         plan = self._plan
         layouts = {k: v for k, v in self._layouts(0).items() if v.column is not None}
@@ -411,22 +350,9 @@ class KeyRing(wiring.Component):
         has_sub = self._select(m, "has_sub", 1,
                                {k: int(v.column is not None) for k, v in self._layouts(0).items()})
         rot_word = self._select(m, "rot_word", 1, {k: int(v.rot_word) for k, v in layouts.items()})
+        rcon_byte = self._select(m, "rcon_byte", 8, {k: v.rcon_byte for k, v in layouts.items()})
         transformed = Signal()
         m.d.comb += transformed.eq(has_sub & (self.column == column))
-        # Rcon: a register that steps by {02} (forwards) or {02}^-1 (backwards) after each
-        # word with RotWord, and restarts with the position a block starts from.
-        forward, backward = ([layout.rcon_byte for layout in steps if layout.rot_word]
-                             for steps in plan.steps)
-        assert all(b == _xtime(a) for a, b in zip(forward, forward[1:]))
-        assert all(b == _xtime(a) for a, b in zip(backward, backward[1:]))
-        rcon = Signal(8)
-        with m.If(self.rotate & self.restore):
-            m.d.sync += rcon.eq(Mux(self.backward, backward[-1], forward[0]))
-        with m.Elif(self.rotate & ~self.half & transformed & rot_word):
-            m.d.sync += rcon.eq(Mux(self.backward, Cat(rcon[1:], 0) ^ Mux(rcon[0], 0x8d, 0),
-                                    Cat(0, rcon[:7]) ^ Mux(rcon[7], 0x1b, 0)))
-        rcon_byte = Signal(8)
-        m.d.comb += rcon_byte.eq(Mux(rot_word, rcon, 0))
         if plan.half_step:
             with m.If(self.half):
                 m.d.comb += [
@@ -438,7 +364,7 @@ class KeyRing(wiring.Component):
         # columns): a word transformed later in its step (AES-192) reads a copy taken then.
         sub_word = self.sub
         if any(layout.column not in (None, 0) for steps in plan.steps for layout in steps):
-            held = Signal(32, reset_less=True)
+            held = Signal(32)
             with m.If(self.rotate & ~self.restore & ~self.half & (self.column == 0)):
                 m.d.sync += held.eq(self.sub)
             sub_word = Mux((self.column == 0) | self.half, self.sub, held)
@@ -447,35 +373,29 @@ class KeyRing(wiring.Component):
         sub = Mux(rot_word, sub_word.rotate_left(8), sub_word) ^ Cat(Const(0, 24), rcon_byte)
 
         x = self._slot_mux(m, "x", plan.x, operands)
-        y = self._direction_copies(m, "y", plan.y, copies)
-        if y is None:
-            y = self._slot_mux(m, "y", plan.y, operands)
+        y = self._slot_mux(m, "y", plan.y, operands)
+        base = x if all(slot == "s1" for row in plan.x for slot in row) \
+            else Mux(self.restore, operands["s1"], x)
         new = Signal(32)
-        m.d.comb += new.eq(Mux(self.restore, restored, x ^ Mux(transformed, sub, y)))
+        m.d.comb += new.eq(base ^ Mux(self.restore, Mux(self.xor_delta, delta_head, 0),
+                                      Mux(transformed, sub, y)))
         return new
 
-    def _sub_address(self, m, slots, following):
-        """The SubWord input of the step of the next round: an XOR of copies of ring slots
-        (``following`` is each slot's next value; a rotation always comes before a look-up),
-        each cleared by its flip-flops' reset unless the next cycle looks up an input that
-        holds the slot, so that no multiplexer selects the input, nor selects between it and
-        the state's bytes in front of the S-box RAMs."""
+    def _sub_address(self, m, slots):
+        """The SubWord input of the step of the next round: an XOR of ring slots."""
+        def xor(address):
+            value = slots[address[0]]
+            for slot in address[1:]:
+                value = value ^ slots[slot]
+            return value
+
         layouts = {k: v.address for k, v in self._layouts(1).items() if v.column is not None}
         choices = sorted(set(layouts.values()))
         index = self._select(m, "address_layout", range(len(choices)),
                              {k: choices.index(v) for k, v in layouts.items()})
-        value = 0
-        for slot in sorted({s for address in choices for s in address}, key=lambda s: int(s[1:])):
-            holders = [number for number, address in enumerate(choices) if slot in address]
-            copy = Signal(32, name=f"sub_{slot}", reset_less=True)
-            chosen = self.lookup
-            if len(holders) != len(choices):
-                chosen = chosen & Cat(*(index == number for number in holders)).any()
-            m.d.sync += copy.eq(Mux(chosen, following[slot], 0))
-            value = value ^ copy
+        value = xor(choices[0])
+        for number, address in enumerate(choices[1:], start=1):
+            value = Mux(index == number, xor(address), value)
         if self._plan.half_step:
-            half_value = slots[self._plan.half_layout.address[0]]
-            for slot in self._plan.half_layout.address[1:]:
-                half_value = half_value ^ slots[slot]
-            value = Mux(self.half, half_value, value)
+            value = Mux(self.half, xor(self._plan.half_layout.address), value)
         m.d.comb += self.sub_address.eq(value)
