@@ -299,12 +299,12 @@ class CompactAES(BlockCipher):
         cells = {(decrypt, c): diagonal_source(row, bool(decrypt), c)
                  for decrypt in (0, 1) for c in range(4)}
         names = list(cells.values())
-        common = max(set(names), key=names.count)
+        common = max(sorted(set(names)), key=names.count)
         value = Signal(8, name=f"read{row}")
         m.d.comb += value.eq(_bytes(sources[common])[row])
         if len(set(names)) > 1:
             with m.Switch(Cat(cycle, decrypting)):
-                for name in set(names) - {common}:
+                for name in sorted(set(names) - {common}):
                     cases = [c | decrypt << 2 for (decrypt, c), n in cells.items() if n == name]
                     with m.Case(*cases):
                         m.d.comb += value.eq(_bytes(sources[name])[row])

@@ -261,7 +261,7 @@ class KeyRing(wiring.Component):
         common value as the default so that synthesis sees how little it depends on."""
         signal = Signal(shape, name=name)
         values = list(table.values())
-        common = max(set(values), key=values.count)
+        common = max(sorted(set(values)), key=values.count)
         m.d.comb += signal.eq(common)
         if all(value == common for value in values):
             return signal
@@ -273,7 +273,7 @@ class KeyRing(wiring.Component):
             return signal
         width = len(self.round)
         with m.Switch(Cat(self.round, self.backward)):
-            for value in set(values) - {common}:
+            for value in sorted(set(values) - {common}):
                 cases = [number | backward << width for (number, backward), v in table.items()
                          if v == value]
                 with m.Case(*cases):
