@@ -159,7 +159,9 @@ class GHASH(wiring.Component):
       every edge: the transfer edge registers the block and the next edge multiplies (or, for
       a ``final`` block, adds), so ``busy`` is high for the one cycle after each transfer and
       ``state`` and ``operand`` hold the result from the second edge on; ``input.ready`` does
-      not wait for that cycle, so blocks transfer on every edge.
+      not wait for that cycle, so blocks transfer on every edge. It multiplies by a matrix of
+      ``H * x**j`` held in 16,384 flip-flops, which settles in the 127 edges after ``H`` is
+      loaded (``busy`` high, ``h_load_cycles`` = 128).
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge
       (two edges when :attr:`pipelined`).
       With tables, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
@@ -213,6 +215,8 @@ class GHASH(wiring.Component):
     @property
     def h_load_cycles(self) -> int:
         """Edges from an ``H`` transfer to the first edge a block can transfer."""
+        if self.pipelined:
+            return BLOCK_BITS          # the matrix's columns settle (see *Timing*)
         return 1 + (FILL_CYCLES if self._multiplier in TABLE_MULTIPLIERS else 0)
 
     def elaborate(self, platform):
@@ -229,10 +233,10 @@ class GHASH(wiring.Component):
 
         request = self.input.payload
         take = Signal()
+        holds_input = Signal()           # no block now (busy, except in a pipelined GHASH)
         m.d.comb += [
             # A waiting H or restore goes before the next block.
-            self.input.ready.eq(h_loaded & ~(busy & ~self.pipelined) & ~self.h.valid &
-                                ~self.restore.valid),
+            self.input.ready.eq(h_loaded & ~holds_input & ~self.h.valid & ~self.restore.valid),
             self.h.ready.eq(~busy),
             self.restore.ready.eq(~busy),
             take.eq(self.input.valid & self.input.ready),
@@ -264,8 +268,8 @@ class GHASH(wiring.Component):
             m.d.sync += accumulator.eq(self.restore.payload)
         kind = self.multiplier_for(platform)
         if self.pipelined:
-            # The block is registered first: the multiplier's inputs are all flip-flops (Y, X
-            # and H), and nothing from the sender's handshake reaches its 16,384 AND terms.
+            # The block is registered first: the multiplier's inputs are all flip-flops, and
+            # nothing from the sender's handshake reaches its 16,384 AND terms.
             block, first, final = (Signal(BLOCK_BITS, reset_less=True), Signal(reset_less=True),
                                    Signal(reset_less=True))
             pending = Signal()
@@ -273,15 +277,32 @@ class GHASH(wiring.Component):
             with m.If(take):
                 m.d.sync += [block.eq(request.block), first.eq(request.first),
                              final.eq(request.final)]
+            # Multiplying by H is a 128 x 128 bit matrix whose column j is H * x**j: kept in
+            # registers, each column the previous one times x (so H * x**j settles j edges
+            # after H is loaded), the product is one AND/XOR tree a bit, with no reduction
+            # after it and no H bit fanned out to 128 places.
+            columns = [h] + [Signal(BLOCK_BITS, name=f"h_times_x{j}", reset_less=True)
+                             for j in range(1, BLOCK_BITS)]
+            for j in range(1, BLOCK_BITS):
+                m.d.sync += columns[j].eq(times_x_power(columns[j - 1], 1))
+            settling = Signal(range(BLOCK_BITS))
+            with m.If(self.h.valid & self.h.ready):
+                m.d.sync += settling.eq(BLOCK_BITS - 1)
+            with m.Elif(settling != 0):
+                m.d.sync += settling.eq(settling - 1)
             total = Signal(BLOCK_BITS)
-            m.d.comb += [total.eq(Mux(first, 0, accumulator) ^ block), busy.eq(pending)]
-            product = self._logic_product(m, C(0, BLOCK_BITS), _digit_degrees(total, d), h)
+            m.d.comb += [total.eq(Mux(first, 0, accumulator) ^ block),
+                         busy.eq(pending | (settling != 0)), holds_input.eq(settling != 0)]
+            product = Signal(BLOCK_BITS)
+            m.d.comb += product.eq(_xor_all(
+                Mux(total[BLOCK_BITS - 1 - j], columns[j], 0) for j in range(BLOCK_BITS)))
             with m.If(pending):
                 m.d.sync += operand.eq(total)
                 with m.If(~final):
                     m.d.sync += accumulator.eq(product)
             return m
 
+        m.d.comb += holds_input.eq(busy)
         with m.If(take):
             m.d.sync += operand.eq(new_operand)
         if kind == "logic":
