@@ -487,8 +487,8 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         "## Tools",
         "",
     ]
-    if versions is not None:
-        out += [f"* {name}: {version}" for name, version in versions.items()]
+    if versions is not None or not report.get("sweeps"):
+        out += [f"* {name}: {version}" for name, version in (versions or {}).items()]
     else:
         for index, sweep in enumerate(report["sweeps"]):
             out += [f"* sweep {index + 1}, {name}: {version}"
