@@ -4,7 +4,8 @@ GCM files and pycryptodome, with its cycle counts, streams under back-pressure a
 checks.
 
 The NIST files run on the compiled simulator (:mod:`cores.gcm.sim_cxxrtl`): every case of both
-files for each key size, with both GHASH multipliers (about 2.5 minutes of CPU in all).
+files for each key size with the AND/XOR GHASH, each group's first case and first failing case
+with the block-RAM one (every case with ``-m slow``).
 """
 
 import random
@@ -332,18 +333,29 @@ def check_nist(vectors, key_bits, multiplier="bram"):
     assert run.violations == {}
 
 
-@pytest.mark.parametrize("multiplier", ["logic", "bram"])
+@pytest.mark.parametrize("multiplier", [
+    "logic", pytest.param("bram", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
 def test_nist_all(key_bits, multiplier):
     """Every case of both files (7,875 each: every Keylen/IVlen/PTlen/AADlen/Taglen group, so
     96-bit and other IVs, empty and partial AAD and text, every tag length, and a failing case
     in each group of the decryption file), through one GCM in one compiled simulation, with
-    the AND/XOR GHASH and with the block-RAM one (its tables refilled for every key)."""
+    the AND/XOR GHASH (about 10 s of CPU a key size) and, with ``-m slow``, the block-RAM one
+    (its tables refilled for every key: about 40 s)."""
     encrypt, decrypt = (gcm_vectors(kind, key_bits) for kind in KINDS)
     assert len(encrypt) == len(decrypt) == 7875
     assert len({vector.group for vector in encrypt}) == len({v.group for v in decrypt}) == 525
     assert sum(vector.fail for vector in representative(decrypt)) == 525
     check_nist(encrypt + decrypt, key_bits, multiplier)
+
+
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_nist_representative_block_ram_ghash(key_bits):
+    """With the block-RAM GHASH in the default run: from both files, each group's first case
+    and each group's first failing case (1,050 of the 15,750)."""
+    check_nist([vector for kind in KINDS for vector in representative(gcm_vectors(kind,
+                                                                                  key_bits))],
+               key_bits, "bram")
 
 
 # --- AES-GCM against pycryptodome -------------------------------------------------------------
