@@ -503,16 +503,29 @@ def plot_report(report: dict, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(10, 5.5), dpi=110)
+    from matplotlib.lines import Line2D
+
+    figure, axes = plt.subplots(figsize=(12, 6.5), dpi=110)
     markers = {"ice40-up5k": "o", "ice40-hx8k": "s", "ecp5-25f": "^", "ecp5-85f": "v"}
-    labels = sorted({row["label"] for row in report["rows"]})
-    colours = {label: f"C{index}" for index, label in enumerate(labels)}
+    labels = list(dict.fromkeys(row["label"] for row in report["rows"]))
+    # One colour a core (up to 20 distinct ones), one marker a device: two short legends
+    # instead of one entry per point.
+    palette = plt.get_cmap("tab20")
+    colours = {label: palette(index % 20) for index, label in enumerate(labels)}
     for row in report["rows"]:
         if row["throughput_median_mbps"] is None or not row["slices"]:
             continue
         axes.scatter(row["slices"], row["throughput_median_mbps"],
-                     marker=markers.get(row["device"], "o"), color=colours[row["label"]],
-                     s=45, label=f"{row['label']} @ {row['device']}")
+                     marker=markers.get(row["device"], "o"), color=colours[row["label"]], s=45)
+    core_legend = axes.legend(
+        handles=[Line2D([], [], linestyle="", marker="o", color=colours[label], label=label)
+                 for label in labels],
+        fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+        title="core", title_fontsize=8)
+    axes.add_artist(core_legend)
+    axes.legend(handles=[Line2D([], [], linestyle="", marker=marker, color="grey", label=device)
+                         for device, marker in markers.items()],
+                fontsize=7, loc="lower right", title="device", title_fontsize=8)
     for index, paper in enumerate(report["papers"]):
         axes.scatter(paper["slices"], paper["throughput_mbps"], marker="*", s=180,
                      color="black", zorder=3)
@@ -526,9 +539,8 @@ def plot_report(report: dict, path) -> None:
     axes.set_ylabel("throughput (Mb/s, median Fmax)")
     axes.set_title("Area against throughput (★ = the seed papers' figures)")
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     figure.tight_layout()
-    figure.savefig(path)
+    figure.savefig(path, bbox_inches="tight", bbox_extra_artists=[core_legend])
     plt.close(figure)
 
 
