@@ -7,11 +7,11 @@ Each wraps the toy cipher (``tests/toy_cipher.py``, fast to simulate) and breaks
 """
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import wiring
 
 from cores.catalog import CipherEntry
 from cores.cipher import BlockCipher
 
+from .helpers import pass_through
 from .toy_cipher import ToyCipher, toy_decrypt, toy_encrypt
 
 
@@ -71,9 +71,7 @@ class BrokenCore(BlockCipher):
         m = Module()
         m.submodules.toy = toy = self._toy
         fault = self._fault
-        wiring.connect(m, wiring.flipped(self.key), toy.key)
-        wiring.connect(m, wiring.flipped(self.input), toy.input)
-        wiring.connect(m, toy.output, wiring.flipped(self.output))
+        pass_through(m, self, toy)
 
         phase = Signal()                    # toggles every cycle
         m.d.sync += phase.eq(~phase)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import pytest
 from amaranth.hdl import Module, Signal
-from amaranth.lib import wiring
 
 from cores.catalog import parse_config
 from cores.cipher import BlockCipher
@@ -31,6 +30,7 @@ from .broken_cores import BrokenCore
 from .formal import (EXACT_LATENCY, IN_FLIGHT_BOUND, KEY_GOES_FIRST, KEY_READY_IDLE,
                      NO_BLOCK_BEFORE_KEY, NO_SPURIOUS_OUTPUT, OUTPUT_HOLDS, PAYLOAD_HOLDS,
                      PROPERTIES, REACHES_RESULTS, ContractHarness, prove_contract)
+from .helpers import pass_through
 from .toy_cipher import ToyCipher
 
 
@@ -158,9 +158,7 @@ class AcceptsWhileBusy(BlockCipher):
     def elaborate(self, platform):
         m = Module()
         m.submodules.toy = toy = self._toy
-        wiring.connect(m, wiring.flipped(self.key), toy.key)
-        wiring.connect(m, wiring.flipped(self.input), toy.input)
-        wiring.connect(m, toy.output, wiring.flipped(self.output))
+        pass_through(m, self, toy)
         key_loaded = Signal()
         with m.If(self.key.valid & self.key.ready):
             m.d.sync += key_loaded.eq(1)

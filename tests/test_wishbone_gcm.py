@@ -45,6 +45,15 @@ def gcm_reference(key, iv, aad, text):
     return cipher.encrypt_and_digest(text)
 
 
+def random_message(seed, aad_bytes, text_bytes):
+    """A random AES-128 key, 12-byte IV, AAD and text of the given lengths, and pycryptodome's
+    ciphertext and tag for them."""
+    rng = random.Random(seed)
+    key, iv = rng.randbytes(16), rng.randbytes(12)
+    aad, text = rng.randbytes(aad_bytes), rng.randbytes(text_bytes)
+    return (key, iv, aad, text, *gcm_reference(key, iv, aad, text))
+
+
 def run(dut, bench, *, check_contract=True):
     """Simulate ``dut`` with the firmware ``bench(fw, ctx)``; returns the transfers on the key
     streams of the modes (``"modes key"``) and of GCM (``"gcm key"``), by name. Every stream
@@ -179,10 +188,7 @@ def test_wrong_tag_fails_and_short_tags():
     """A wrong tag: AUTHENTIC low, ERROR.AUTH_FAIL set (the plaintext still comes out). An 8-byte
     tag (CTRL.TAG_BYTES = 8) passes when its 8 bytes match whatever follows, fails when one of
     them differs; TAG_BYTES of 3 is refused."""
-    rng = random.Random(14)
-    key, iv = rng.randbytes(16), rng.randbytes(12)
-    aad, text = rng.randbytes(5), rng.randbytes(50)
-    ciphertext, tag = gcm_reference(key, iv, aad, text)
+    key, iv, aad, text, ciphertext, tag = random_message(14, 5, 50)
     dut = CipherPeripheral(AES(128), gcm=True)
 
     async def bench(fw, ctx):
@@ -264,9 +270,7 @@ def test_two_key_sizes_behind_keysel():
 def test_tag_ready_interrupt():
     """IRQ_ENABLE.TAG_READY: the line rises when the tag is ready, stays while it is, and falls
     at the next START."""
-    rng = random.Random(17)
-    key, iv, aad, text = rng.randbytes(16), rng.randbytes(12), rng.randbytes(3), b""
-    _, want_tag = gcm_reference(key, iv, aad, text)
+    key, iv, aad, text, _, want_tag = random_message(17, 3, 0)
     dut = CipherPeripheral(AES(128), gcm=True)
 
     async def bench(fw, ctx):
@@ -301,9 +305,7 @@ def test_tag_ready_interrupt():
 def test_refused_writes_while_busy_and_read_only_tag():
     """AAD_BYTES, TEXT_BYTES and TAG_EXPECTED writes during a message are refused and flagged
     and change nothing; a TAG write is flagged READ_ONLY."""
-    rng = random.Random(18)
-    key, iv, aad, text = rng.randbytes(16), rng.randbytes(12), rng.randbytes(16), rng.randbytes(32)
-    ciphertext, tag = gcm_reference(key, iv, aad, text)
+    key, iv, aad, text, ciphertext, tag = random_message(18, 16, 32)
     dut = CipherPeripheral(AES(128), gcm=True)
 
     async def bench(fw, ctx):
@@ -333,9 +335,7 @@ def test_clear_mid_message_zeroizes_gcm_state():
     """CLEAR in a GCM decryption: key, IV, tag registers and buffers are zero, GCM took a zero
     key (so its H and tables are no longer the key's), a new START needs a key, and it works
     again."""
-    rng = random.Random(19)
-    key, iv, aad, text = rng.randbytes(16), rng.randbytes(12), rng.randbytes(7), rng.randbytes(64)
-    ciphertext, tag = gcm_reference(key, iv, aad, text)
+    key, iv, aad, text, ciphertext, tag = random_message(19, 7, 64)
     dut = CipherPeripheral(AES(128), gcm=True)
 
     async def bench(fw, ctx):
