@@ -173,9 +173,10 @@ def test_ghash_matches_algorithm_2(multiplier, digit_bits):
     assert edges[0] - 1 == ghash.h_load_cycles       # H transferred on edge 1
     assert ghash.block_cycles == 128 // digit_bits + (0 if multiplier == "logic" else 2)
     # After the first block the testbench offers the next one as soon as GHASH is idle (a
-    # pipelined GHASH is busy one edge more, though it could take the next block at once).
+    # pipelined GHASH is busy two edges more, though it could take the next block at once).
+    assert ghash.pipeline_delay == (2 if ghash.pipelined else 0)
     assert [b - a for a, b in zip(edges[1:], edges[2:])] == \
-        [ghash.block_cycles + ghash.pipelined] * 3
+        [ghash.block_cycles + ghash.pipeline_delay] * 3
 
 
 def test_pipelined_ghash_takes_a_block_every_edge():
@@ -222,17 +223,21 @@ def test_ghash_final_adds_without_multiplying(multiplier, digit_bits):
     y = multiply(x1, h)
     assert states[1] == (y, y ^ x2)          # the state is left alone
     assert states[2] == (y, x2)              # with first: 0 ^ X
-    # A final block takes its transfer edge only (pipelined: and the next).
-    assert edges[2] - edges[1] == 1 + ghash.pipelined
+    # A final block takes its transfer edge only (pipelined: and the next two).
+    assert edges[2] - edges[1] == 1 + ghash.pipeline_delay
 
 
-@pytest.mark.parametrize("multiplier", ["logic", "bram", "mixed"])
-def test_ghash_restore_resumes_a_saved_state(multiplier):
-    """A hash saved from ``state`` and restored later continues as if never interrupted."""
+@pytest.mark.parametrize(("multiplier", "digit_bits"), [("logic", 16), ("bram", 16),
+                                                      ("mixed", 16), ("logic", 128)])
+def test_ghash_restore_resumes_a_saved_state(multiplier, digit_bits):
+    """A hash saved from ``state`` and restored later continues as if never interrupted (the
+    pipelined GHASH takes the block on the edge after the restore)."""
     rng = random.Random(6)
-    h, saved, x = (rng.getrandbits(128) for _ in range(3))
-    states, _ = run_ghash(GHASH(multiplier=multiplier), h, [(x, 0, 0)], restore=saved)
+    h, saved, x, y = (rng.getrandbits(128) for _ in range(4))
+    states, _ = run_ghash(GHASH(digit_bits=digit_bits, multiplier=multiplier), h,
+                          [(x, 0, 0), (y, 0, 1)], restore=saved)
     assert states[0][0] == multiply(saved ^ x, h)
+    assert states[1] == (multiply(saved ^ x, h), multiply(saved ^ x, h) ^ y)
 
 
 @pytest.mark.parametrize("multiplier", ["bram", "mixed"])
@@ -572,7 +577,8 @@ def test_report_targets():
         assert figures.cycles_per_block == figures.cycles_per_block_decrypt == \
             max(11, ghash.block_cycles)
         # Last text block to tag: GHASH absorbs the lengths block while the core encrypts J0.
-        assert figures.latency == max(2 * ghash.block_cycles + 1, 11 + 2) + ghash.pipelined
+        assert figures.latency == max(2 * ghash.block_cycles + 1, 11 + 2) + \
+            ghash.pipeline_delay
         assert figures.key_to_input == 11 + 11 + 2 + ghash.h_load_cycles - 1
     with pytest.raises(ValueError, match="gcm: needs a core after it, e.g. gcm:aes-128"):
         parse_target("gcm:")

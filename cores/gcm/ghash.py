@@ -27,7 +27,8 @@ bit 0, the most significant bit of byte 0, is ``x**0``).
 
 from __future__ import annotations
 
-from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
+from amaranth.hdl import C, Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Signal, \
+    unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -108,6 +109,42 @@ def _digit_degrees(digit, width: int) -> list:
     return [digit[width - 1 - i] for i in range(width)]
 
 
+#: Registers holding each of the pipelined GHASH's ``X`` and ``Y`` on ECP5, each feeding the AND
+#: terms of ``128 / COPIES`` bits of the product.
+COPIES = 8
+
+
+def _copies(m, platform, name: str, value, *, enable, clear=None) -> list:
+    """``COPIES`` registers that load ``value`` on each edge where ``enable`` is high and are
+    cleared (before ``enable``) where ``clear`` is, or by the domain's reset; their outputs.
+
+    On ECP5 they are ``TRELLIS_FF`` instances marked ``keep``: registers with the same inputs
+    would be merged into one by synthesis (``opt_merge``), and a ``keep`` on a signal does not
+    stop it. Elsewhere (and in simulation) one register stands for all the copies."""
+    if str(getattr(platform, "family", "")).lower() != "ecp5":
+        register = Signal(len(value), name=name)
+        with m.If(enable):
+            m.d.sync += register.eq(value)
+        if clear is not None:
+            with m.If(clear):
+                m.d.sync += register.eq(0)
+        return [register] * COPIES
+    d, ce, lsr = Signal(len(value), name=f"{name}_next"), Signal(name=f"{name}_enable"), \
+        Signal(name=f"{name}_clear")
+    m.d.comb += [d.eq(value), ce.eq(enable),
+                 lsr.eq((clear if clear is not None else 0) | ResetSignal("sync"))]
+    registers = []
+    for k in range(COPIES):
+        register = Signal(len(value), name=f"{name}_{k}")
+        for i in range(len(value)):
+            m.submodules[f"{name}_{k}_{i}"] = Instance(
+                "TRELLIS_FF", a_keep=1, p_GSR="DISABLED", p_CEMUX="CE", p_CLKMUX="CLK",
+                p_LSRMUX="LSR", p_SRMODE="LSR_OVER_CE", p_REGSET="RESET",
+                i_CLK=ClockSignal("sync"), i_LSR=lsr, i_CE=ce, i_DI=d[i], o_Q=register[i])
+        registers.append(register)
+    return registers
+
+
 class GHASH(wiring.Component):
     """GHASH_H with a digit-serial multiplier: ``Y <- (Y ^ X) * H`` for each absorbed block.
 
@@ -156,14 +193,18 @@ class GHASH(wiring.Component):
       up and each step follows its look-up by one edge, so a block every ``steps + 2`` edges (10
       for 16-bit digits).
     * ``"logic"`` with 128-bit digits (:attr:`pipelined`), beside a core that delivers a block
-      every edge: the transfer edge registers the block and the next edge multiplies (or, for
-      a ``final`` block, adds), so ``busy`` is high for the one cycle after each transfer and
-      ``state`` and ``operand`` hold the result from the second edge on; ``input.ready`` does
-      not wait for that cycle, so blocks transfer on every edge. It multiplies by a matrix of
-      ``H * x**j`` held in 16,384 flip-flops, which settles in the 127 edges after ``H`` is
-      loaded (``busy`` high, ``h_load_cycles`` = 128).
+      every edge: the transfer edge registers the block, the next edge multiplies it by ``H``
+      (and, if it starts a hash, clears ``Y``), and the third adds ``Y * H`` (``(Y ^ X) * H =
+      Y * H ^ X * H``; a ``final`` block only adds, to ``operand``). So ``busy`` is high for
+      the two cycles after each transfer (:attr:`pipeline_delay`) and ``state`` and
+      ``operand`` hold the result from the third edge on; ``input.ready`` does not wait for
+      those cycles, so blocks transfer on every edge. A restore goes through the same three
+      edges (its value passes the multiplier). It multiplies by a matrix of ``H * x**j`` held
+      in 16,384 flip-flops, which settles in the 127 edges after ``H`` is loaded (``busy``
+      high, ``h_load_cycles`` = 128). On ECP5, ``X`` and ``Y`` are each held in eight copies
+      (``TRELLIS_FF`` instances), each driving the AND terms of 16 bits of the product.
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge
-      (two edges when :attr:`pipelined`).
+      (three edges when :attr:`pipelined`).
       With tables, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
 
     Nothing depends on the data: every block takes the same number of cycles.
@@ -201,6 +242,13 @@ class GHASH(wiring.Component):
         """Whether a whole product is formed a cycle from a registered block (``"logic"`` with
         128-bit digits): see *Timing*."""
         return self._multiplier == "logic" and self._digit_bits == BLOCK_BITS
+
+    @property
+    def pipeline_delay(self) -> int:
+        """Edges by which a pipelined GHASH's results trail its transfers: ``busy`` stays high
+        for that many cycles after the last transfer (``input.ready`` does not wait for them);
+        2 when :attr:`pipelined`, else 0."""
+        return 2 if self.pipelined else 0
 
     @property
     def steps(self) -> int:
@@ -264,43 +312,14 @@ class GHASH(wiring.Component):
 
         with m.If(self.h.valid & self.h.ready):
             m.d.sync += [h.eq(self.h.payload), h_loaded.eq(1)]
-        with m.If(self.restore.valid & self.restore.ready):
-            m.d.sync += accumulator.eq(self.restore.payload)
         kind = self.multiplier_for(platform)
         if self.pipelined:
-            # The block is registered first: the multiplier's inputs are all flip-flops, and
-            # nothing from the sender's handshake reaches its 16,384 AND terms.
-            block, first, final = (Signal(BLOCK_BITS, reset_less=True), Signal(reset_less=True),
-                                   Signal(reset_less=True))
-            pending = Signal()
-            m.d.sync += pending.eq(take)
-            with m.If(take):
-                m.d.sync += [block.eq(request.block), first.eq(request.first),
-                             final.eq(request.final)]
-            # Multiplying by H is a 128 x 128 bit matrix whose column j is H * x**j: kept in
-            # registers, each column the previous one times x (so H * x**j settles j edges
-            # after H is loaded), the product is one AND/XOR tree a bit, with no reduction
-            # after it and no H bit fanned out to 128 places.
-            columns = [h] + [Signal(BLOCK_BITS, name=f"h_times_x{j}", reset_less=True)
-                             for j in range(1, BLOCK_BITS)]
-            for j in range(1, BLOCK_BITS):
-                m.d.sync += columns[j].eq(times_x_power(columns[j - 1], 1))
-            settling = Signal(range(BLOCK_BITS))
-            with m.If(self.h.valid & self.h.ready):
-                m.d.sync += settling.eq(BLOCK_BITS - 1)
-            with m.Elif(settling != 0):
-                m.d.sync += settling.eq(settling - 1)
-            total = Signal(BLOCK_BITS)
-            m.d.comb += [total.eq(Mux(first, 0, accumulator) ^ block),
-                         busy.eq(pending | (settling != 0)), holds_input.eq(settling != 0)]
-            product = Signal(BLOCK_BITS)
-            m.d.comb += product.eq(_xor_all(
-                Mux(total[BLOCK_BITS - 1 - j], columns[j], 0) for j in range(BLOCK_BITS)))
-            with m.If(pending):
-                m.d.sync += operand.eq(total)
-                with m.If(~final):
-                    m.d.sync += accumulator.eq(product)
+            self._pipelined(m, platform, h=h, take=take, busy=busy, holds_input=holds_input,
+                            accumulator=accumulator, operand=operand)
             return m
+
+        with m.If(self.restore.valid & self.restore.ready):
+            m.d.sync += accumulator.eq(self.restore.payload)
 
         m.d.comb += holds_input.eq(busy)
         with m.If(take):
@@ -339,6 +358,80 @@ class GHASH(wiring.Component):
             with m.If(stepping):
                 m.d.sync += accumulator.eq(product)
         return m
+
+    def _pipelined(self, m, platform, *, h, take, busy, holds_input, accumulator, operand):
+        """The whole-product GHASH (:attr:`pipelined`): ``Y <- Y * H ^ X * H``, one block an edge.
+
+        The loop is kept to what it cannot lose: ``X * H`` is formed a stage ahead (``Y`` and
+        ``X`` are multiplied by the same matrix, and the product is linear), so the registered
+        ``Y`` feeds the matrix's AND terms directly and its new value is their XOR tree and one
+        more term. Three edges a block: the transfer registers ``X`` (or, for a restore, the
+        value to restore); the next forms ``X * H`` (the value itself for a restore) and clears
+        ``Y`` if the block starts a hash (a restore does too); the third adds ``Y * H`` to it (and
+        forms ``operand``). Each of ``X`` and ``Y`` is held in :data:`COPIES` registers, each
+        feeding the AND terms of ``128 / COPIES`` bits of the product: one register feeding
+        all 128 bits' trees made a net spread over the whole multiplier, the slowest part of
+        the loop.
+        """
+        request = self.input.payload
+        restoring = Signal()
+        m.d.comb += restoring.eq(self.restore.valid & self.restore.ready)
+
+        # Multiplying by H is a 128 x 128 bit matrix whose column j is H * x**j: kept in
+        # registers, each column the previous one times x (so H * x**j settles j edges after H
+        # is loaded), a product is one AND/XOR tree a bit, with no reduction after it and no H
+        # bit fanned out to 128 places.
+        columns = [h] + [Signal(BLOCK_BITS, name=f"h_times_x{j}", reset_less=True)
+                         for j in range(1, BLOCK_BITS)]
+        for j in range(1, BLOCK_BITS):
+            m.d.sync += columns[j].eq(times_x_power(columns[j - 1], 1))
+        settling = Signal(range(BLOCK_BITS))
+        with m.If(self.h.valid & self.h.ready):
+            m.d.sync += settling.eq(BLOCK_BITS - 1)
+        with m.Elif(settling != 0):
+            m.d.sync += settling.eq(settling - 1)
+
+        def times_h(copies, name):
+            """The product of the value held in ``copies`` and H: bit ``i`` is the XOR of the
+            AND terms of row ``i`` of the matrix, read from the copy that serves bit ``i``."""
+            share = BLOCK_BITS // len(copies)
+            product = Signal(BLOCK_BITS, name=name)
+            m.d.comb += product.eq(Cat(*[
+                _xor_all(copies[i // share][BLOCK_BITS - 1 - j] & columns[j][i]
+                         for j in range(BLOCK_BITS))
+                for i in range(BLOCK_BITS)]))
+            return product
+
+        # Stage 1, the transfer edge: the block (or the value to restore), in copies.
+        pending = Signal()              # stage 1 holds a block or a restore
+        first, final, restored = Signal(), Signal(), Signal()
+        m.d.sync += pending.eq(take | restoring)
+        with m.If(take | restoring):
+            m.d.sync += [first.eq(request.first | restoring), final.eq(request.final & ~restoring),
+                         restored.eq(restoring)]
+        block = _copies(m, platform, "block", Mux(restoring, self.restore.payload, request.block),
+                        enable=take | restoring)
+
+        # Stage 2: X * H (a restore passes its value), and Y cleared for a new hash.
+        addend = Signal(BLOCK_BITS, reset_less=True)       # X * H, the loop's last term
+        later_block = Signal(BLOCK_BITS, reset_less=True)   # X, for `operand`
+        adding, multiplying, later_first = Signal(), Signal(), Signal()
+        m.d.sync += [addend.eq(Mux(restored, block[0], times_h(block, "block_times_h"))),
+                     later_block.eq(block[0]), later_first.eq(first),
+                     adding.eq(pending & ~restored), multiplying.eq(pending & ~final)]
+
+        # Stage 3, the loop: Y <- Y * H ^ X * H.
+        clear = Signal()
+        m.d.comb += clear.eq(pending & first & ~final)
+        state = Signal(BLOCK_BITS)
+        state_copies = _copies(m, platform, "state", state, enable=multiplying, clear=clear)
+        m.d.comb += state.eq(times_h(state_copies, "state_times_h") ^ addend)
+        with m.If(adding):
+            m.d.sync += operand.eq(Mux(later_first, 0, state_copies[0]) ^ later_block)
+
+        m.d.comb += [accumulator.eq(state_copies[0]),
+                     busy.eq(pending | adding | multiplying | (settling != 0)),
+                     holds_input.eq(settling != 0)]
 
     @staticmethod
     def _logic_product(m, accumulator, degrees, h):
