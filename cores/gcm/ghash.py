@@ -131,8 +131,9 @@ def _copies(m, platform, name: str, value, *, enable, clear=None) -> list:
         return [register] * COPIES
     d, ce, lsr = Signal(len(value), name=f"{name}_next"), Signal(name=f"{name}_enable"), \
         Signal(name=f"{name}_clear")
+    reset = ResetSignal("sync", allow_reset_less=True)
     m.d.comb += [d.eq(value), ce.eq(enable),
-                 lsr.eq((clear if clear is not None else 0) | ResetSignal("sync"))]
+                 lsr.eq((clear if clear is not None else 0) | reset)]
     registers = []
     for k in range(COPIES):
         register = Signal(len(value), name=f"{name}_{k}")
