@@ -276,4 +276,4 @@ def test_bad_key_bits_is_rejected_with_the_allowed_values(key_bits, error, messa
 def test_decrypt_must_be_a_bool():
     with pytest.raises(TypeError) as info:
         CompactAES(128, decrypt="no")
-    assert str(info.value) == "decrypt must be a bool, not 'no'"
+    assert str(info.value) == "decrypt must be a bool (True or False), not 'no'"

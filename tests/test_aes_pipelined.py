@@ -84,7 +84,7 @@ def test_cycle_figures(key_bits, latency, key_load):
     ({"key_bits": 64}, ValueError, r"^key_bits must be 128, 192 or 256, not 64$"),
     ({"key_bits": "128"}, TypeError,
      r"^key_bits must be an integer \(128, 192 or 256\), not '128'$"),
-    ({"decrypt": 0}, TypeError, r"^decrypt must be a bool, not 0$"),
+    ({"decrypt": 0}, TypeError, r"^decrypt must be a bool \(True or False\), not 0$"),
     ({"decrypt": True}, ValueError,
      r"^decrypt must be False: the pipelined AES core encrypts only$"),
 ])

@@ -27,12 +27,11 @@ from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..cipher import BlockCipher, Handshake
+from ..cipher import Handshake
+from .base import AESCipher
 from .compact_key import KeyRing, ring_plan
-from .reference import check_key_bits
 from .round import xtime
 from .sbox import INV_SBOX, SBOX
-from .transforms import ROUNDS
 
 
 __all__ = ["diagonal_source", "mix_column", "CompactAES"]
@@ -91,7 +90,7 @@ def _word(data) -> "Value":
     return Cat(*reversed(list(data)))
 
 
-class CompactAES(BlockCipher):
+class CompactAES(AESCipher):
     """AES-128/192/256 encryption and decryption (FIPS-197) on a 32-bit datapath.
 
     Each block on ``input`` is encrypted or decrypted, as its ``decrypt`` bit asks, under the last
@@ -139,23 +138,9 @@ class CompactAES(BlockCipher):
     is loaded and ``input.ready`` stays low until one is.
     """
     def __init__(self, key_bits: int = 128, *, decrypt: bool = True):
-        self._key_bits = check_key_bits(key_bits)
-        if not isinstance(decrypt, bool):
-            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
-        self._decrypt = decrypt
+        super().__init__(key_bits, decrypt=decrypt)
         plan = ring_plan(key_bits)
         self._ring_length, self._half_step = plan.length, plan.half_step
-        super().__init__(128, key_bits)
-
-    @property
-    def decrypt(self) -> bool:
-        """Whether the core decrypts; without it every block is encrypted."""
-        return self._decrypt
-
-    @property
-    def rounds(self) -> int:
-        """Nr, the number of rounds."""
-        return ROUNDS[self._key_bits]
 
     @property
     def block_cycles(self) -> int:
@@ -241,8 +226,8 @@ class CompactAES(BlockCipher):
         # State: a ring of four column words P0..P3, turning towards P0; the tail is P3. In
         # round 0 it turns in the last four cycles, taking AddRoundKey at the tail; in the other
         # rounds it turns on every cycle and from the second on the tail takes the new column.
-        ring = [Signal(32, name=f"P{p}") for p in range(4)]
-        side = [Signal(32, name=f"side{k}") for k in range(2)]
+        ring = [Signal(32, name=f"P{p}", reset_less=True) for p in range(4)]
+        side = [Signal(32, name=f"side{k}", reset_less=True) for k in range(2)]
         sources = {**{f"P{p}": word for p, word in enumerate(ring)},
                    **{f"side{k}": word for k, word in enumerate(side)}}
         turning = Signal()

@@ -284,9 +284,9 @@ class KeyRing(wiring.Component):
         m = Module()
         plan = self._plan
         length = plan.length
-        slots = {f"s{j}": Signal(32, name=f"s{j}") for j in range(1, length + 1)}
-        chain = {f"p{j}": Signal(32, name=f"p{j}") for j in range(1, 4)}
-        delta = [Signal(32, name=f"delta{j}") for j in range(1, length + 1)]
+        slots = {f"s{j}": Signal(32, name=f"s{j}", reset_less=True) for j in range(1, length + 1)}
+        chain = {f"p{j}": Signal(32, name=f"p{j}", reset_less=True) for j in range(1, 4)}
+        delta = [Signal(32, name=f"delta{j}", reset_less=True) for j in range(1, length + 1)]
 
         new = self._new_word(m, {**slots, **chain}, delta[0])
         self._sub_address(m, slots)

@@ -2,18 +2,18 @@
 
 from amaranth.hdl import C, Module, Mux, Signal
 
-from ..cipher import BlockCipher, Handshake
+from ..cipher import Handshake
+from .base import AESCipher
 from .key_schedule import KeySchedule
-from .reference import check_key_bits
 from .round import RoundFunction
 from .substitution import SubstitutedRegister, check_sbox
-from .transforms import KEY_WORDS, ROUNDS
+from .transforms import KEY_WORDS
 
 
 __all__ = ["AES"]
 
 
-class AES(BlockCipher):
+class AES(AESCipher):
     """AES-128/192/256 encryption and decryption (FIPS-197), one round per clock cycle.
 
     Each block on ``input`` is encrypted or decrypted, as its ``decrypt`` bit asks, under the last
@@ -65,30 +65,12 @@ class AES(BlockCipher):
     is loaded and ``input.ready`` stays low until one is.
     """
     def __init__(self, key_bits: int = 128, *, sbox: str = "bram", decrypt: bool = True):
-        self._key_bits = check_key_bits(key_bits)
         self._sbox = check_sbox(sbox)
-        if not isinstance(decrypt, bool):
-            raise TypeError(f"decrypt must be a bool (True or False), not {decrypt!r}")
-        self._decrypt = decrypt
-        super().__init__(128, key_bits)
-
-    @property
-    def decrypt(self) -> bool:
-        """Whether the core decrypts; without it every block is encrypted."""
-        return self._decrypt
-
-    @property
-    def key_bits(self) -> int:
-        return self._key_bits
+        super().__init__(key_bits, decrypt=decrypt)
 
     @property
     def sbox(self) -> str:
         return self._sbox
-
-    @property
-    def rounds(self) -> int:
-        """Nr, the number of rounds."""
-        return ROUNDS[self._key_bits]
 
     @property
     def latency(self) -> int:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 
-from ..cipher import BlockCipher
+from .base import AESCipher
 from .block_ram import RegisteredRom, ecp5_85f_site
 from .gf import xtime
 from .reference import check_key_bits
@@ -86,7 +86,7 @@ def ecp5_85f_floorplan(count: int) -> list:
     return sites[:count]
 
 
-class PipelinedAES(BlockCipher):
+class PipelinedAES(AESCipher):
     """AES-128/192/256 encryption (FIPS-197) with every round unrolled: a new block can enter
     on every clock edge.
 
@@ -183,18 +183,9 @@ class PipelinedAES(BlockCipher):
     A reset at any time leaves an empty pipe with no key loaded; blocks in flight are dropped.
     """
     def __init__(self, key_bits: int = 128, *, decrypt: bool = False):
-        check_key_bits(key_bits)
-        if not isinstance(decrypt, bool):
-            raise TypeError(f"decrypt must be a bool, not {decrypt!r}")
+        super().__init__(key_bits, decrypt=decrypt)
         if decrypt:
             raise ValueError("decrypt must be False: the pipelined AES core encrypts only")
-        self._key_bits = key_bits
-        super().__init__(128, key_bits)
-
-    @property
-    def decrypt(self) -> bool:
-        """Whether the core decrypts: always ``False``."""
-        return False
 
     @property
     def rounds(self) -> int:

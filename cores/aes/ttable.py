@@ -8,7 +8,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..cipher import BlockCipher
+from .base import AESCipher
 from .block_ram import KeyMemory, RegisteredRom, ecp5_85f_site, uses_dp16kd
 from .gf import gf_mul
 from .reference import check_key_bits
@@ -266,7 +266,7 @@ class KeyExpansion(wiring.Component):
         return m
 
 
-class TTableAES(BlockCipher):
+class TTableAES(AESCipher):
     """AES-128/192/256 encryption and decryption (FIPS-197), round-based, with the rounds looked
     up in block RAM and three blocks interleaved.
 
@@ -345,27 +345,17 @@ class TTableAES(BlockCipher):
     ``input.ready`` stays low until one is.
     """
     def __init__(self, key_bits: int = 128, *, tables: str = "auto"):
-        self._key_bits = check_key_bits(key_bits)
         if not isinstance(tables, str):
             raise TypeError(f"tables must be a string ('auto', 'ttable' or 'sbox'), "
                             f"not {tables!r}")
         if tables not in TABLE_KINDS:
             raise ValueError(f"tables must be 'auto', 'ttable' or 'sbox', not {tables!r}")
         self._tables = tables
-        super().__init__(128, key_bits)
-
-    @property
-    def key_bits(self) -> int:
-        return self._key_bits
+        super().__init__(key_bits, decrypt=True)
 
     @property
     def tables(self) -> str:
         return self._tables
-
-    @property
-    def rounds(self) -> int:
-        """Nr, the number of rounds."""
-        return ROUNDS[self._key_bits]
 
     @property
     def latency(self) -> int:
