@@ -11,6 +11,10 @@ from .tables import BLOCK_BITS, COUNTER_BITS, ROUNDS
 __all__ = ["ROUNDS_PER_CYCLE", "PRESENT"]
 
 
+def _family(platform) -> str:
+    return str(getattr(platform, "family", "")).lower()
+
+
 # Copies of the high fan-out selects (see `PRESENT.elaborate`).
 _COPIES = 8
 
@@ -77,20 +81,21 @@ class PRESENT(PRESENTCipher):
       the remainder), and the result is then valid.
     * initiation interval (:attr:`initiation_interval`): ``N + 1``; the next block transfers in on
       the edge where the previous result transfers out.
-    * key load (:attr:`key_load_cycles`): ``N + 2`` from the key transfer edge to the first edge a
-      block can transfer (one edge copies the key into K, then the key schedule runs forward N
-      cycles), or 1 when ``decrypt`` is ``False``. The key transfers at the earliest one edge
+    * key load (:attr:`key_load_cycles`): ``N + 3`` from the key transfer edge to the first edge a
+      block can transfer (one edge copies the key into K, the key schedule runs forward N
+      cycles, one edge copies K into the final key register), or 1 when ``decrypt`` is
+      ``False``. The key transfers at the earliest one edge
       after the previous result left, when the core is idle again.
 
     ================  =======  ===================  =========================
     rounds_per_cycle  latency  initiation interval  key load (decrypt=False)
     ================  =======  ===================  =========================
-    1                 32       32                   33 (1)
-    2                 17       17                   18 (1)
-    4                 9        9                    10 (1)
-    8                 5        5                    6 (1)
-    16                3        3                    4 (1)
-    31                2        2                    3 (1)
+    1                 32       32                   34 (1)
+    2                 17       17                   19 (1)
+    4                 9        9                    11 (1)
+    8                 5        5                    7 (1)
+    16                3        3                    5 (1)
+    31                2        2                    4 (1)
     ================  =======  ===================  =========================
 
     The figures are the same for both key sizes, both directions and all data and keys.
@@ -129,7 +134,7 @@ class PRESENT(PRESENTCipher):
 
     @property
     def key_load_cycles(self) -> int:
-        return 2 + self.round_cycles if self._decrypt else 1
+        return 3 + self.round_cycles if self._decrypt else 1
 
     def elaborate(self, platform):
         m = Module()
@@ -151,7 +156,9 @@ class PRESENT(PRESENTCipher):
         key_reg = Signal(key_bits, reset_less=True)     # the running key register K
         key_first = Signal(key_bits, reset_less=True)   # the loaded key (K1 on top)
         key_final = Signal(key_bits, reset_less=True)   # the final key register (K32 on top)
-        counter = Signal(COUNTER_BITS, reset_less=True)  # the schedule counter of sub-round 0
+        # The key schedule's round counter of sub-round 0 is `counter`, or its complement when
+        # decrypting (31, 30, ... is ~0, ~1, ...): the register only counts up.
+        counter = Signal(COUNTER_BITS, reset_less=True)
         decrypting = Signal(reset_less=True)            # direction of the rounds running
 
         # Control, one flag per state of the handshake, all registered.
@@ -164,6 +171,7 @@ class PRESENT(PRESENTCipher):
         last = Signal()                     # this advancing cycle is the last one
         last_round = Signal()               # last & running
         last_expansion = Signal()           # last & expanding
+        storing = Signal()                  # the edge after it: K holds K32
         output_valid = Signal()
 
         load_key = Signal()                 # a key transfers on this edge
@@ -172,7 +180,7 @@ class PRESENT(PRESENTCipher):
 
         def rounds():
             """The rounds of one cycle, chained: sub-round `j` uses the schedule counter
-            `counter + j` (`counter - j` decrypting). Returns the round's state (with its round
+            `counter + j` (its complement decrypting). Returns the round's state (with its round
             key), its layers (without) and its key register, taken after `remainder` sub-rounds
             in the last cycle."""
             states, layers, keys = [state], [None], [key_reg]
@@ -185,7 +193,7 @@ class PRESENT(PRESENTCipher):
                 if decrypt:
                     m.d.comb += [
                         round_.inverse.eq(decrypting),
-                        round_.counter.eq(Mux(decrypting, counter - j, counter + j)),
+                        round_.counter.eq((counter + j) ^ decrypting.replicate(COUNTER_BITS)),
                     ]
                 else:
                     m.d.comb += round_.counter.eq(counter + j)
@@ -256,31 +264,38 @@ class PRESENT(PRESENTCipher):
             with m.If(self.key.valid):
                 m.d.sync += key_first.eq(self.key.payload)
             if decrypt:
-                with m.If(last_expansion):
-                    m.d.sync += key_final.eq(key_next)
+                if _family(platform) == "ice40":
+                    # Copied from K the edge after the expansion, not from K's next value with
+                    # it: on iCE40 that value's LUTs then feed one flip-flop each, K's, in their
+                    # own logic cells (+10 % Fmax on HX8K). On ECP5 the LUT-less copy disturbs
+                    # the packing of the state's flip-flops with their LUTs (-7 %).
+                    with m.If(storing):
+                        m.d.sync += key_final.eq(key_reg)
+                else:
+                    with m.If(last_expansion):
+                        m.d.sync += key_final.eq(key_next)
             m.d.comb += self.output.payload.eq(state)
 
         def schedule_counter():
-            """`counter`: 1 for the first encryption round, 31 for the first decryption round,
-            then R more (fewer) each cycle; `last` a cycle ahead."""
+            """`counter`: 1 for the first encryption round, ~31 = 0 for the first decryption
+            round, then R more each cycle; `last` a cycle ahead."""
             step = C(per_cycle, COUNTER_BITS)
             if decrypt:
                 m.d.sync += decrypting.eq(Mux(running, decrypting,
                                               self.input.payload.decrypt & ~reloading &
                                               ~load_key & ~expanding))
                 with m.If(advancing):
-                    m.d.sync += counter.eq(Mux(decrypting, counter - step, counter + step))
+                    m.d.sync += counter.eq(counter + step)
                 with m.Else():
-                    m.d.sync += counter.eq(Mux(self.input.payload.decrypt & ~reloading,
-                                               ROUNDS, 1))
+                    m.d.sync += counter.eq(~(self.input.payload.decrypt & ~reloading))
                 last_encrypt = counter == 1 + (cycles - 2) * per_cycle
-                last_decrypt = counter == ROUNDS - (cycles - 2) * per_cycle
+                last_decrypt = counter == (cycles - 2) * per_cycle     # ~(31 - (cycles - 2) R)
                 next_is_last = Mux(decrypting, last_decrypt, last_encrypt)
             else:
                 m.d.sync += counter.eq(Mux(running, counter + step, 1))
                 next_is_last = counter == 1 + (cycles - 2) * per_cycle
             # Registered a cycle ahead: `last` selects the remainder of 31 rounds, `last_round`
-            # and `last_expansion` are the enables of the result and final key registers.
+            # ends the rounds and `last_expansion` the key expansion.
             if cycles == 1:
                 m.d.sync += [last.eq(1), last_round.eq(load_block)]
                 if decrypt:
@@ -295,7 +310,7 @@ class PRESENT(PRESENTCipher):
 
         def handshake():
             """The states of :class:`~cores.cipher.Handshake` as one-hot flags: "Idle" (`idle`),
-            "Expand key" (`reloading`, then `expanding`), "Round" (`running`) and "Output"
+            "Expand key" (`reloading`, `expanding`, then `storing`), "Round" (`running`) and "Output"
             (`output_valid`), with its ready/valid and transitions."""
             m.d.comb += [
                 self.key.ready.eq(idle),
@@ -314,7 +329,8 @@ class PRESENT(PRESENTCipher):
             ]
             if decrypt:
                 m.d.sync += [
-                    idle.eq((idle & ~load_key & ~load_block) | last_expansion |
+                    storing.eq(last_expansion),
+                    idle.eq((idle & ~load_key & ~load_block) | storing |
                             (take_output & ~load_block)),
                     reloading.eq(load_key),
                     expanding.eq(reloading | (expanding & ~last_expansion)),
