@@ -109,7 +109,7 @@ def _digit_degrees(digit, width: int) -> list:
     return [digit[width - 1 - i] for i in range(width)]
 
 
-#: Registers holding each of the pipelined GHASH's ``X`` and ``Y`` on ECP5, each feeding the AND
+#: Copies of the pipelined GHASH's loop register on ECP5, each feeding the AND
 #: terms of ``128 / COPIES`` bits of the product.
 COPIES = 8
 
@@ -194,18 +194,17 @@ class GHASH(wiring.Component):
       up and each step follows its look-up by one edge, so a block every ``steps + 2`` edges (10
       for 16-bit digits).
     * ``"logic"`` with 128-bit digits (:attr:`pipelined`), beside a core that delivers a block
-      every edge: the transfer edge registers the block, the next edge multiplies it by ``H``
-      (and, if it starts a hash, clears ``Y``), and the third adds ``Y * H`` (``(Y ^ X) * H =
-      Y * H ^ X * H``; a ``final`` block only adds, to ``operand``). So ``busy`` is high for
-      the two cycles after each transfer (:attr:`pipeline_delay`) and ``state`` and
-      ``operand`` hold the result from the third edge on; ``input.ready`` does not wait for
-      those cycles, so blocks transfer on every edge. A restore goes through the same three
-      edges (its value passes the multiplier). It multiplies by a matrix of ``H * x**j`` held
-      in 16,384 flip-flops, which settles in the 127 edges after ``H`` is loaded (``busy``
-      high, ``h_load_cycles`` = 128). On ECP5, ``X`` and ``Y`` are each held in eight copies
+      every edge: the transfer edge registers the block, the next forms what the loop adds
+      (the block, plus the state it starts from if it starts a hash), and the third multiplies
+      and adds (a ``final`` block only adds, to ``operand``). So ``busy`` is high for the two
+      cycles after each transfer (:attr:`pipeline_delay`) and ``state`` and ``operand`` hold
+      the result from the third edge on; ``input.ready`` does not wait for those cycles, so
+      blocks transfer on every edge. It multiplies by a matrix of ``H * x**j`` held in 16,384
+      flip-flops, filled a column an edge in the 128 edges after ``H`` is loaded (``busy``
+      high, ``h_load_cycles`` = 129). On ECP5 the loop register is held in eight copies
       (``TRELLIS_FF`` instances), each driving the AND terms of 16 bits of the product.
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge
-      (three edges when :attr:`pipelined`).
+      (a block: three edges when :attr:`pipelined`).
       With tables, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
 
     Nothing depends on the data: every block takes the same number of cycles.
@@ -265,7 +264,7 @@ class GHASH(wiring.Component):
     def h_load_cycles(self) -> int:
         """Edges from an ``H`` transfer to the first edge a block can transfer."""
         if self.pipelined:
-            return BLOCK_BITS          # the matrix's columns settle (see *Timing*)
+            return 1 + BLOCK_BITS      # the matrix's rows fill (see *Timing*)
         return 1 + (FILL_CYCLES if self._multiplier in TABLE_MULTIPLIERS else 0)
 
     def elaborate(self, platform):
@@ -361,36 +360,42 @@ class GHASH(wiring.Component):
         return m
 
     def _pipelined(self, m, platform, *, h, take, busy, holds_input, accumulator, operand):
-        """The whole-product GHASH (:attr:`pipelined`): ``Y <- Y * H ^ X * H``, one block an edge.
+        """The whole-product GHASH (:attr:`pipelined`), one block an edge.
 
-        The loop is kept to what it cannot lose: ``X * H`` is formed a stage ahead (``Y`` and
-        ``X`` are multiplied by the same matrix, and the product is linear), so the registered
-        ``Y`` feeds the matrix's AND terms directly and its new value is their XOR tree and one
-        more term. Three edges a block: the transfer registers ``X`` (or, for a restore, the
-        value to restore); the next forms ``X * H`` (the value itself for a restore) and clears
-        ``Y`` if the block starts a hash (a restore does too); the third adds ``Y * H`` to it (and
-        forms ``operand``). Each of ``X`` and ``Y`` is held in :data:`COPIES` registers, each
-        feeding the AND terms of ``128 / COPIES`` bits of the product: one register feeding
-        all 128 bits' trees made a net spread over the whole multiplier, the slowest part of
-        the loop.
+        The loop register holds ``T``, the operand of the last block multiplied (``Y ^ X``),
+        not ``Y``: the next block makes it ``T * H ^ X'`` (``Y ^ X'``), so the loop is the
+        matrix's AND/XOR tree on the register, one more XOR with a registered block, and nothing
+        else, and ``Y = T * H`` is that tree's output. A block that starts a hash clears the
+        register the edge before (a synchronous reset, no multiplexer in the loop) and brings
+        the state it starts from in its addend: 0 with ``first``, else ``V``, the state set by
+        a restore or kept over a new ``H`` (``stale`` says that ``V``, not ``T * H``, is the
+        state). Three edges a block: the transfer registers ``X``; the next forms the addend
+        (and clears the register); the third multiplies-and-adds and forms ``operand``. The
+        register is held in :data:`COPIES` copies, each feeding the AND terms of
+        ``128 / COPIES`` bits of the product: one register feeding all 128 trees made the net
+        spread over the whole multiplier, the slowest part of the loop.
         """
         request = self.input.payload
         restoring = Signal()
         m.d.comb += restoring.eq(self.restore.valid & self.restore.ready)
 
-        # Multiplying by H is a 128 x 128 bit matrix whose column j is H * x**j: kept in
-        # registers, each column the previous one times x (so H * x**j settles j edges after H
-        # is loaded), a product is one AND/XOR tree a bit, with no reduction after it and no H
-        # bit fanned out to 128 places.
-        columns = [h] + [Signal(BLOCK_BITS, name=f"h_times_x{j}", reset_less=True)
-                         for j in range(1, BLOCK_BITS)]
-        for j in range(1, BLOCK_BITS):
-            m.d.sync += columns[j].eq(times_x_power(columns[j - 1], 1))
-        settling = Signal(range(BLOCK_BITS))
+        # Multiplying by H is a 128 x 128 bit matrix whose column j is H * x**j, kept in
+        # registers a row at a time: row i holds bit i of every column, bit p of the row the
+        # column that multiplies bit p of the operand (H * x**(127 - p)). After H is loaded,
+        # a register runs through H * x**t and each row shifts its bit in, for 128 edges: so
+        # each row's registers chain only among themselves, beside the AND/XOR tree that
+        # reads them (columns computed from each other would chain the rows diagonally and
+        # spread every tree over the multiplier).
+        rows = [Signal(BLOCK_BITS, name=f"h_row{i}", reset_less=True) for i in range(BLOCK_BITS)]
+        generator = Signal(BLOCK_BITS, reset_less=True)     # H * x**t while the rows fill
+        settling = Signal(range(BLOCK_BITS + 1))
+        filling = Signal()
         with m.If(self.h.valid & self.h.ready):
-            m.d.sync += settling.eq(BLOCK_BITS - 1)
-        with m.Elif(settling != 0):
-            m.d.sync += settling.eq(settling - 1)
+            m.d.sync += [generator.eq(self.h.payload), settling.eq(BLOCK_BITS), filling.eq(1)]
+        with m.Elif(filling):
+            m.d.sync += [generator.eq(times_x_power(generator, 1)), settling.eq(settling - 1),
+                         filling.eq(settling != 1)]
+            m.d.sync += [row.eq(Cat(generator[i], row[:-1])) for i, row in enumerate(rows)]
 
         def times_h(copies, name):
             """The product of the value held in ``copies`` and H: bit ``i`` is the XOR of the
@@ -398,41 +403,55 @@ class GHASH(wiring.Component):
             share = BLOCK_BITS // len(copies)
             product = Signal(BLOCK_BITS, name=name)
             m.d.comb += product.eq(Cat(*[
-                _xor_all(copies[i // share][BLOCK_BITS - 1 - j] & columns[j][i]
-                         for j in range(BLOCK_BITS))
+                _xor_all(copies[i // share][p] & rows[i][p] for p in range(BLOCK_BITS))
                 for i in range(BLOCK_BITS)]))
             return product
 
-        # Stage 1, the transfer edge: the block (or the value to restore), in copies.
-        pending = Signal()              # stage 1 holds a block or a restore
-        first, final, restored = Signal(), Signal(), Signal()
-        m.d.sync += pending.eq(take | restoring)
-        with m.If(take | restoring):
-            m.d.sync += [first.eq(request.first | restoring), final.eq(request.final & ~restoring),
-                         restored.eq(restoring)]
-        block = _copies(m, platform, "block", Mux(restoring, self.restore.payload, request.block),
-                        enable=take | restoring)
-
-        # Stage 2: X * H (a restore passes its value), and Y cleared for a new hash.
-        addend = Signal(BLOCK_BITS, reset_less=True)       # X * H, the loop's last term
-        later_block = Signal(BLOCK_BITS, reset_less=True)   # X, for `operand`
-        adding, multiplying, later_first = Signal(), Signal(), Signal()
-        m.d.sync += [addend.eq(Mux(restored, block[0], times_h(block, "block_times_h"))),
-                     later_block.eq(block[0]), later_first.eq(first),
-                     adding.eq(pending & ~restored), multiplying.eq(pending & ~final)]
-
-        # Stage 3, the loop: Y <- Y * H ^ X * H.
-        clear = Signal()
-        m.d.comb += clear.eq(pending & first & ~final)
+        # The register T in copies, the product T * H (Y), and the state shown.
+        loop = Signal(BLOCK_BITS)
+        clear, multiplying = Signal(), Signal()
+        copies = _copies(m, platform, "operand_t", loop, enable=multiplying, clear=clear)
+        product = times_h(copies, "t_times_h")
+        saved = Signal(BLOCK_BITS)          # V: the state while `stale`
+        stale = Signal(init=1)
         state = Signal(BLOCK_BITS)
-        state_copies = _copies(m, platform, "state", state, enable=multiplying, clear=clear)
-        m.d.comb += state.eq(times_h(state_copies, "state_times_h") ^ addend)
-        with m.If(adding):
-            m.d.sync += operand.eq(Mux(later_first, 0, state_copies[0]) ^ later_block)
+        m.d.comb += state.eq(Mux(stale, saved, product))
+        with m.If(restoring):
+            m.d.sync += [saved.eq(self.restore.payload), stale.eq(1)]
+        with m.Elif(self.h.valid & self.h.ready):
+            m.d.sync += [saved.eq(state), stale.eq(1)]      # Y is kept over the new matrix
 
-        m.d.comb += [accumulator.eq(state_copies[0]),
-                     busy.eq(pending | adding | multiplying | (settling != 0)),
-                     holds_input.eq(settling != 0)]
+        # Stage 1, the transfer edge: the block.
+        pending = Signal()
+        block = Signal(BLOCK_BITS, reset_less=True)
+        first, final = Signal(), Signal()
+        m.d.sync += pending.eq(take)
+        with m.If(take):
+            m.d.sync += [block.eq(request.block), first.eq(request.first),
+                         final.eq(request.final)]
+
+        # Stage 2: the addend; a block that starts a hash clears T (after any block before it).
+        starts = Signal()
+        m.d.comb += [starts.eq(first | stale),
+                     clear.eq(pending & ~final & starts)]
+        addend = Signal(BLOCK_BITS, reset_less=True)
+        later_block = Signal(BLOCK_BITS, reset_less=True)
+        adding, later_first, later_stale = Signal(), Signal(), Signal()
+        m.d.sync += [addend.eq(block ^ Mux(stale & ~first, saved, 0)),
+                     later_block.eq(block), later_first.eq(first), later_stale.eq(stale),
+                     adding.eq(pending), multiplying.eq(pending & ~final)]
+        with m.If(pending & ~final):
+            m.d.sync += stale.eq(0)
+
+        # Stage 3, the loop: T <- T * H ^ X (T * H is 0 after a clear).
+        m.d.comb += loop.eq(product ^ addend)
+        with m.If(adding):
+            m.d.sync += operand.eq(Mux(later_first, 0, Mux(later_stale, saved, product)) ^
+                                   later_block)
+
+        m.d.comb += [accumulator.eq(state),
+                     busy.eq(pending | adding | filling),
+                     holds_input.eq(filling)]
 
     @staticmethod
     def _logic_product(m, accumulator, degrees, h):
