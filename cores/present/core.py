@@ -2,10 +2,11 @@
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 
+from ..lut import lut4, pfumx, uses_ecp5_cells
 from .base import PRESENTCipher
-from .key_schedule import round_key
 from .round import Round
-from .tables import BLOCK_BITS, COUNTER_BITS, ROUNDS
+from .tables import (BLOCK_BITS, COUNTER_BITS, INV_SBOX, KEY_COUNTER_LSB, KEY_ROTATION,
+                     KEY_SBOX_NIBBLES, ROUNDS, SBOX)
 
 
 __all__ = ["ROUNDS_PER_CYCLE", "PRESENT"]
@@ -13,6 +14,59 @@ __all__ = ["ROUNDS_PER_CYCLE", "PRESENT"]
 
 def _family(platform) -> str:
     return str(getattr(platform, "family", "")).lower()
+
+
+def _key_update_cells(m, platform, key, counter, backward):
+    """Bit ``i`` of the key register's next value in a round, forwards or (``backward``)
+    backwards, as LUT4 cells (:mod:`cores.lut`): one LUT choosing between the two bits the
+    register's rotation brings to ``i``, or, where the S-box or the round counter changes a bit,
+    a LUT for each direction and a PFUMX between them. ``counter`` is the schedule counter
+    register, complemented when ``backward``."""
+    key_bits = len(key)
+    sbox_fields = [range(lsb, lsb + 4) for lsb in KEY_SBOX_NIBBLES[key_bits]]
+    counter_lsb = KEY_COUNTER_LSB[key_bits]
+    counter_field = range(counter_lsb, counter_lsb + COUNTER_BITS)
+
+    def changed(position, inverse, name):
+        """Bit ``position`` after the S-box and counter addition, of the key turned left by 61
+        (forwards) or of the key itself (``inverse``); ``None`` where neither changes it."""
+        def source(bit):
+            return key[bit if inverse else (bit - KEY_ROTATION) % key_bits]
+        for field in sbox_fields:
+            if position in field:
+                table = INV_SBOX if inverse else SBOX
+                bit = position - field.start
+                return lut4(m, platform, lambda *nibble: (table[sum(
+                    value << index for index, value in enumerate(nibble))] >> bit) & 1,
+                    [source(field.start + index) for index in range(4)], name=name)
+        if position in counter_field:
+            return lut4(m, platform, lambda k, c, b, _: k ^ c ^ b,
+                        [source(position), counter[position - counter_lsb], backward],
+                        name=name)
+        return None
+
+    cells = []
+    for i in range(key_bits):
+        # Forwards the register turns left by 61 and then changes; backwards it changes and
+        # then turns right by 61.
+        forward_source, backward_source = (i - KEY_ROTATION) % key_bits, (i + KEY_ROTATION) % key_bits
+        forward = changed(i, False, f"key_forward_{i}")
+        backward_value = changed(backward_source, True, f"key_backward_{i}")
+        if forward is None and backward_value is None:
+            cells.append(lut4(m, platform, lambda b, moved_back, moved_forward, _:
+                              moved_back if b else moved_forward,
+                              [backward, key[backward_source], key[forward_source]],
+                              name=f"key_update_{i}"))
+            continue
+        if forward is None:
+            forward = lut4(m, platform, lambda k, *_: k, [key[forward_source]],
+                           name=f"key_forward_{i}")
+        if backward_value is None:
+            backward_value = lut4(m, platform, lambda k, *_: k, [key[backward_source]],
+                                  name=f"key_backward_{i}")
+        cells.append(pfumx(m, platform, backward, backward_value, forward,
+                           name=f"key_changed_{i}"))
+    return cells
 
 
 # Copies of the high fan-out selects (see `PRESENT.elaborate`).
@@ -178,6 +232,8 @@ class PRESENT(PRESENTCipher):
         load_block = Signal()               # a block transfers on this edge
         take_output = Signal()              # the result transfers out on this edge
 
+        round_units = []
+
         def rounds():
             """The rounds of one cycle, chained: sub-round `j` uses the schedule counter
             `counter + j` (its complement decrypting). Returns the round's state (with its round
@@ -197,6 +253,7 @@ class PRESENT(PRESENTCipher):
                     ]
                 else:
                     m.d.comb += round_.counter.eq(counter + j)
+                round_units.append(round_)
                 states.append(round_.state_out)
                 layers.append(round_.layers_out)
                 keys.append(round_.key_out)
@@ -227,7 +284,51 @@ class PRESENT(PRESENTCipher):
             state_next = Signal(BLOCK_BITS)
             block = self.input.payload.block
             offset = key_bits - BLOCK_BITS      # state bit i adds key bit i + offset
-            if decrypt:
+            if decrypt and uses_ecp5_cells(platform) and per_cycle == 1:
+                # On ECP5 each state bit, and each key bit the schedule only moves, is one
+                # slice: a LUT4 for the running value, one for the start, and the slice's PFUMX
+                # choosing between them, into the slice's flip-flop. The cells are placed by
+                # hand (cores.lut): the delay-driven LUT mapper merges such a split into wider
+                # functions, whatever `keep` says. The state's running value adds K's update
+                # (the round key) to the layers chosen by direction; so every path is two
+                # LUTs and two PFUMXes at most (PRESENT-80 on ECP5-85F: 206 -> 230 MHz, 625 ->
+                # 585 LUT4).
+                round_ = round_units[0]
+                update = _key_update_cells(m, platform, key_reg, counter, decrypting)
+                # The block's direction goes straight into the LUTs that start from it (the
+                # state's load ignores `reloading`: the state is not used during a key load).
+                decrypt_block = self.input.payload.decrypt
+                for i in range(key_bits):
+                    start = lut4(m, platform,
+                                 lambda d, reload, final, first: final if d and not reload
+                                 else first,
+                                 [decrypt_block, by_key_bit(reloading_copies, i), key_final[i],
+                                  key_first[i]], name=f"key_start_{i}")
+                    advance = by_key_bit(advancing_copies, i)
+                    if update[i].name.startswith("key_update_"):
+                        m.d.comb += key_next[i].eq(pfumx(m, platform, advance, update[i], start,
+                                                         name=f"key_mux_{i}"))
+                    else:
+                        # An S-box or counter bit: its update is itself a PFUMX.
+                        m.d.comb += key_next[i].eq(lut4(
+                            m, platform, lambda a, u, s_, _: u if a else s_,
+                            [advance, update[i], start], name=f"key_next_{i}"))
+                for i in range(BLOCK_BITS):
+                    k = i + offset
+                    # While a block runs, K's next value is its update: the round key.
+                    running_value = lut4(
+                        m, platform, lambda back, f, b, key: (b if back else f) ^ key,
+                        [decrypting, round_.layers_forward[i], round_.layers_backward[i],
+                         update[k]], name=f"state_round_{i}")
+                    load_value = lut4(
+                        m, platform, lambda data, d, final, first: data ^ (final if d else first),
+                        [block[i], decrypt_block, key_final[k], key_first[k]],
+                        name=f"state_load_{i}")
+                    m.d.comb += state_next[i].eq(pfumx(m, platform,
+                                                       by_key_bit(running_copies, k),
+                                                       running_value, load_value,
+                                                       name=f"state_mux_{i}"))
+            elif decrypt:
                 # A block starts from the loaded key to encrypt, from the final key register to
                 # decrypt; the first edge of a key expansion starts from the loaded key.
                 start_key = Signal(key_bits)
@@ -346,16 +447,32 @@ class PRESENT(PRESENTCipher):
         # it feeds. Each copy keeps its own state in its next value, so synthesis does not
         # merge them back.
         running_copies = [Signal(name=f"running_{i}") for i in range(_COPIES)]
-        for copy in running_copies:
-            m.d.sync += copy.eq(load_block | (copy & ~last_round))
+        # With decryption on ECP5, one LUT each from the shared `load_block` (the delay-driven
+        # mapper would otherwise rebuild the whole handshake in front of every copy: 8 LUT4s a
+        # copy, 96 in all with `advancing`).
+        by_hand = decrypt and uses_ecp5_cells(platform)
+        for index, copy in enumerate(running_copies):
+            if by_hand:
+                m.d.sync += copy.eq(lut4(m, platform, lambda start, held, end, _: start or
+                                         (held and not end), [load_block, copy, last_round],
+                                         name=f"running_next_{index}"))
+            else:
+                m.d.sync += copy.eq(load_block | (copy & ~last_round))
         if decrypt:
             advancing_copies = [Signal(name=f"advancing_{i}") for i in range(_COPIES)]
             reloading_copies = [Signal(name=f"reloading_{i}") for i in range(_COPIES)]
             from_final = [Signal(name=f"from_final_{i}") for i in range(_COPIES)]
-            for advancing_copy, reloading_copy, from_final_copy in zip(
-                    advancing_copies, reloading_copies, from_final):
+            for index, (advancing_copy, reloading_copy, from_final_copy) in enumerate(zip(
+                    advancing_copies, reloading_copies, from_final)):
+                if by_hand:
+                    m.d.sync += advancing_copy.eq(lut4(
+                        m, platform, lambda start, reload, held, end: start or reload or
+                        (held and not end), [load_block, reloading, advancing_copy, last],
+                        name=f"advancing_next_{index}"))
+                else:
+                    m.d.sync += advancing_copy.eq(load_block | reloading |
+                                                  (advancing_copy & ~last))
                 m.d.sync += [
-                    advancing_copy.eq(load_block | reloading | (advancing_copy & ~last)),
                     # `reloading` lasts one edge, after a key transfer.
                     reloading_copy.eq(load_key & ~reloading_copy),
                 ]

@@ -59,6 +59,9 @@ class Round(wiring.Component):
     layers_out : ``Out(64)``
         ``state_out`` without the round key.
     key_out : ``Out(key_bits)``
+    layers_forward, layers_backward : ``Out(64)``
+        The two values ``layers_out`` chooses between (only when ``decrypt`` is true), for a
+        user that makes that choice itself.
     """
     def __init__(self, key_bits: int, *, decrypt: bool = True):
         check_key_bits(key_bits)
@@ -76,6 +79,8 @@ class Round(wiring.Component):
         }
         if decrypt:
             members["inverse"] = In(1)
+            members["layers_forward"] = Out(BLOCK_BITS)
+            members["layers_backward"] = Out(BLOCK_BITS)
         super().__init__(members)
 
     @property
@@ -103,6 +108,8 @@ class Round(wiring.Component):
             backward_key = update_key(self.key_in, self.counter, key_bits, inverse=True)
             m.d.comb += [
                 self.key_out.eq(Mux(self.inverse, backward_key, forward_key)),
+                self.layers_forward.eq(encrypted),
+                self.layers_backward.eq(decrypted),
                 self.layers_out.eq(Mux(self.inverse, decrypted, encrypted)),
             ]
         else:
