@@ -379,32 +379,40 @@ class GHASH(wiring.Component):
         restoring = Signal()
         m.d.comb += restoring.eq(self.restore.valid & self.restore.ready)
 
-        # Multiplying by H is a 128 x 128 bit matrix whose column j is H * x**j, kept in
-        # registers a row at a time: row i holds bit i of every column, bit p of the row the
-        # column that multiplies bit p of the operand (H * x**(127 - p)). After H is loaded,
-        # a register runs through H * x**t and each row shifts its bit in, for 128 edges: so
-        # each row's registers chain only among themselves, beside the AND/XOR tree that
-        # reads them (columns computed from each other would chain the rows diagonally and
-        # spread every tree over the multiplier).
-        rows = [Signal(BLOCK_BITS, name=f"h_row{i}", reset_less=True) for i in range(BLOCK_BITS)]
-        generator = Signal(BLOCK_BITS, reset_less=True)     # H * x**t while the rows fill
+        # Multiplying by H is a 128 x 128 bit matrix; `columns[p]`, the column that multiplies
+        # bit p of the operand, is H * x**(127 - p). After H is loaded, a register runs through
+        # H * x**t and the columns shift by one place for 128 edges, the generator entering at
+        # column 0: so bit i of every column (row i of the matrix) chains only with the same
+        # bit of its neighbours, beside the AND/XOR tree of product bit i that reads them.
+        # (Columns computed from each other, H * x**j from H * x**(j - 1), chain bit i to bit
+        # i + 1: the rows run diagonally and spread every tree over the multiplier.)
+        columns = [Signal(BLOCK_BITS, name=f"h_column{p}", reset_less=True)
+                   for p in range(BLOCK_BITS)]
+        generator = Signal(BLOCK_BITS, reset_less=True)     # H * x**t while the columns fill
         settling = Signal(range(BLOCK_BITS + 1))
         filling = Signal()
         with m.If(self.h.valid & self.h.ready):
             m.d.sync += [generator.eq(self.h.payload), settling.eq(BLOCK_BITS), filling.eq(1)]
         with m.Elif(filling):
             m.d.sync += [generator.eq(times_x_power(generator, 1)), settling.eq(settling - 1),
-                         filling.eq(settling != 1)]
-            m.d.sync += [row.eq(Cat(generator[i], row[:-1])) for i, row in enumerate(rows)]
+                         filling.eq(settling != 1),
+                         columns[0].eq(generator)]
+            m.d.sync += [columns[p].eq(columns[p - 1]) for p in range(1, BLOCK_BITS)]
 
         def times_h(copies, name):
-            """The product of the value held in ``copies`` and H: bit ``i`` is the XOR of the
-            AND terms of row ``i`` of the matrix, read from the copy that serves bit ``i``."""
+            """The product of the value held in ``copies`` and H: the XOR of the columns
+            selected by the operand's bits, each slice of ``128 / len(copies)`` product bits
+            from the copy that serves it (whole words, which the simulators handle as such)."""
             share = BLOCK_BITS // len(copies)
             product = Signal(BLOCK_BITS, name=name)
-            m.d.comb += product.eq(Cat(*[
-                _xor_all(copies[i // share][p] & rows[i][p] for p in range(BLOCK_BITS))
-                for i in range(BLOCK_BITS)]))
+            slices = []
+            for k, copy in enumerate(copies):
+                if k and copy is copies[0]:
+                    continue                    # one register stands for all the copies
+                width = BLOCK_BITS if all(c is copy for c in copies) else share
+                slices.append(_xor_all(Mux(copy[p], columns[p][share * k:share * k + width], 0)
+                                       for p in range(BLOCK_BITS)))
+            m.d.comb += product.eq(Cat(*slices))
             return product
 
         # The register T in copies, the product T * H (Y), and the state shown.
