@@ -132,9 +132,9 @@ def test_streaming_keeps_the_bus_busy_with_a_fast_core():
     assert run_.steady_intervals() and set(run_.steady_intervals()) == {2 * (1 + 2 + 2)}
     # After the last block is written, only reads: 2 edges each for STATUS and two words.
     assert run_.intervals()[-1] == 2 * (1 + 2)
-    # START loads the key (ceil(31 / 8) + 2 = 6 edges for PRESENT with decryption); the block
+    # START loads the key (ceil(31 / 8) + 3 = 7 edges for PRESENT with decryption); the block
     # leaves the input FIFO meanwhile.
-    assert run_.start_to_input == core.key_load_cycles == 6
+    assert run_.start_to_input == core.key_load_cycles == 7
     assert run_.pending_at_result[-1] == 0
 
 
