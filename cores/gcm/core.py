@@ -171,9 +171,9 @@ class GCM(wiring.Component):
     encrypted while the AAD is hashed. AAD blocks are absorbed every ``ghash.block_cycles``
     edges. After the last text block GHASH absorbs the lengths block while the core encrypts
     ``J0``: the tag leaves ``2 * ghash.block_cycles + 1`` edges after the last text block (21
-    with the default GHASH; ``latency + 2`` if the core takes longer; one more with a
-    pipelined GHASH, whose sum is ready an edge later; 2 more when decrypting, to check and
-    clear). A key load takes the
+    with the default GHASH; ``latency + 2`` if the core takes longer; ``ghash.pipeline_delay``
+    (2) more with a pipelined GHASH, whose sum is ready that many edges after a block; 2 more
+    when decrypting, to check and clear). A key load takes the
     core's key expansion, one block (``H``) and, with tables (any multiplier but
     ``"logic"``), the table fill: the first IV block can be absorbed ``key_load_cycles +
     latency + 2 + ghash.h_load_cycles - 1`` edges after the key (406 for AES-128 with the default GHASH, 24
