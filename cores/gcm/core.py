@@ -261,6 +261,7 @@ class GCM(wiring.Component):
         # loads them); the control state does.
         counter = Signal(128, reset_less=True)   # the next counter block (0 to hash the key)
         j0_low = Signal(32, reset_less=True)     # the last 32 bits of J0 (the rest: counter's)
+        low = Signal(32)                 # the counter block's last 32 bits (see below)
         in_flight = Signal(range(self._depth + 1))   # counter blocks sent, results not taken
         j0_sent = Signal()               # E_K(J0) is on its way
         authentic = Signal()
@@ -343,8 +344,7 @@ class GCM(wiring.Component):
             self.output.payload.last.eq(item.last),
             self.tag.payload.tag.eq(ghash.operand),
             self.tag.payload.authentic.eq(authentic),
-            cipher.input.payload.block.eq(Cat(Mux(send_j0, j0_low, counter[:32]),
-                                              counter[32:])),
+            cipher.input.payload.block.eq(Cat(Mux(send_j0, j0_low, low), counter[32:])),
             cipher.input.payload.decrypt.eq(0),
             cipher.key.payload.eq(self.key.payload),
         ]
@@ -362,18 +362,23 @@ class GCM(wiring.Component):
         with m.If(core_in & send_j0):
             m.d.sync += j0_sent.eq(1)
 
-        # The counter: cleared (to hash the key), loaded with J0, or stepped (inc32). Written as
-        # one enable and one value per half, so that synthesis finds a clock enable and a
-        # synchronous reset instead of a multiplexer a bit.
+        # The counter: cleared (to hash the key), loaded with J0, or stepped (inc32). The upper
+        # 96 bits are written as one enable and one value, so that synthesis finds a clock
+        # enable and a synchronous reset instead of a multiplexer a bit. The low 32 bits step
+        # an edge late: `stepped` records that a counter block was sent (or inc32 asked for),
+        # and the counter block is `counter[:32] + stepped`, which the register takes on every
+        # edge. So the handshake of a counter block (which depends on the consumer's `ready`
+        # and the incoming item, through `output` and `input`) loads one flip-flop, not an
+        # enable of 32 across the die from the core's input (that was a critical path); the
+        # counter blocks, and the edges they are sent on, are the same.
         clear_counter, load_counter, increment = Signal(), Signal(), Signal()
-        step_counter = Signal()
-        m.d.comb += step_counter.eq(increment | (core_in & ~send_j0))
+        stepped = Signal()
+        m.d.sync += stepped.eq(increment | (core_in & ~send_j0))
+        m.d.comb += low.eq(counter[:32] + stepped)
         with m.If(clear_counter | load_counter):
             m.d.sync += counter[32:].eq(Mux(clear_counter, 0, ghash.operand[32:]))
-        with m.If(clear_counter | load_counter | step_counter):
-            m.d.sync += counter[:32].eq(Mux(clear_counter, 0, Mux(load_counter,
-                                                                   ghash.operand[:32],
-                                                                   counter[:32] + 1)))
+        m.d.sync += counter[:32].eq(Mux(clear_counter, 0, Mux(load_counter, ghash.operand[:32],
+                                                              low)))
 
         # Length of the part: whole blocks, and the bytes of a partial last block (the number
         # of leading bytes `keep` enables: 16 - the position of its lowest set bit).
