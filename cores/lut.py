@@ -6,19 +6,29 @@ chosen split into wider functions, and a ``keep`` on a wire does not stop it on 
 slice has two LUT4s and a multiplexer (``PFUMX``) between their outputs whose result reaches the
 slice's flip-flop directly: ``select ? f(4 inputs) : g(4 other inputs)`` in one LUT delay and a
 short mux delay. :func:`lut4` and :func:`pfumx` make those cells: on ECP5 as ``LUT4`` and
-``PFUMX`` instances, which synthesis keeps; elsewhere (iCE40, simulation, exported Verilog, formal
-checks) the same function as an ordinary expression.
+``PFUMX`` instances, which synthesis keeps; :func:`lut4` on iCE40 as an ``SB_LUT4`` instance
+(iCE40 has no slice multiplexer: :func:`pfumx` is an expression there); elsewhere (simulation,
+exported Verilog, formal checks) the same function as an ordinary expression.
 """
 
 from amaranth.hdl import Cat, Const, Instance, Mux, Signal
 
 
-__all__ = ["uses_ecp5_cells", "lut4", "pfumx"]
+__all__ = ["uses_ecp5_cells", "uses_lut_cells", "lut4", "pfumx"]
+
+
+def _family(platform) -> str:
+    return str(getattr(platform, "family", "")).lower()
 
 
 def uses_ecp5_cells(platform) -> bool:
     """Whether :func:`lut4` and :func:`pfumx` instantiate ECP5 cells for ``platform``."""
-    return str(getattr(platform, "family", "")).lower() == "ecp5"
+    return _family(platform) == "ecp5"
+
+
+def uses_lut_cells(platform) -> bool:
+    """Whether :func:`lut4` instantiates a LUT cell for ``platform`` (an ECP5 or iCE40 one)."""
+    return _family(platform) in ("ecp5", "ice40")
 
 
 def lut4(m, platform, function, inputs, *, name: str) -> Signal:
@@ -37,6 +47,9 @@ def lut4(m, platform, function, inputs, *, name: str) -> Signal:
     if uses_ecp5_cells(platform):
         m.submodules[name] = Instance("LUT4", p_INIT=Const(table, 16), i_A=inputs[0],
                                       i_B=inputs[1], i_C=inputs[2], i_D=inputs[3], o_Z=output)
+    elif uses_lut_cells(platform):
+        m.submodules[name] = Instance("SB_LUT4", p_LUT_INIT=Const(table, 16), i_I0=inputs[0],
+                                      i_I1=inputs[1], i_I2=inputs[2], i_I3=inputs[3], o_O=output)
     else:
         m.d.comb += output.eq(Const(table, 16).bit_select(Cat(*inputs), 1))
     return output

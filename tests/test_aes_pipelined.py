@@ -25,8 +25,9 @@ from .helpers import (LoadKey, Process, aes_oracle, check_idle_without_key, chec
                       stream_put)
 from .nist import aesavs_ecb_vectors
 # The model of the DP16KD primitive, its fixture and the platforms the core asks about live
-# with the tests of cores/aes/block_ram.py.
-from .test_aes_ttable import ECP5, ECP5_85F, dp16kd_model   # noqa: F401 (a fixture)
+# with the tests of cores/block_ram.py.
+from .cell_models import dp16kd_model   # noqa: F401 (a fixture)
+from .test_aes_ttable import ECP5, ECP5_85F
 
 
 KEY_SIZES = (128, 192, 256)

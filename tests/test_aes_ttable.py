@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
 """The round-based T-table AES core (``cores/aes/ttable.py``) and its block RAMs
-(``cores/aes/block_ram.py``): the tables against FIPS-197, the key expansion against the reference
+(``cores/block_ram.py``): the tables against FIPS-197, the key expansion against the reference
 key schedule, the core against FIPS-197 Appendix C, the NIST AESAVS ECB files and pycryptodome
 (both directions, key changes, gaps and back-pressure), in both table forms, and the ECP5 form
 (``DP16KD`` instances) simulated with a model of the primitive. The stream contract and the
@@ -11,13 +11,13 @@ import random
 import subprocess
 
 import pytest
-from amaranth.hdl import Const, Elaboratable, Fragment, Module, Signal, unsigned
+from amaranth.hdl import Const, Fragment, Module, Signal, unsigned
 from amaranth.lib import memory
 from amaranth.back import rtlil
 
 from cores.aes import TTableAES
-from cores.aes import block_ram
-from cores.aes.block_ram import DP16KD_WIDTH, DP16KD_WORDS, dp16kd_initial_values
+from cores import block_ram
+from cores.block_ram import DP16KD_WIDTH, DP16KD_WORDS, dp16kd_initial_values
 from cores.aes.reference import round_keys
 from cores.aes.sbox import INV_SBOX, SBOX
 from cores.aes.transforms import (block_to_bytes, bytes_to_block, mix_columns, shift_rows,
@@ -29,6 +29,7 @@ from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 from cores.sim import simulator_with_reset
 
+from .cell_models import dp16kd_model   # noqa: F401 (a fixture)
 from .helpers import LoadKey, Process, expected_results, simulate_cipher
 from .nist import aesavs_ecb_vectors
 
@@ -242,59 +243,6 @@ def test_long_random_sweep_matches_pycryptodome(key_bits, tables):
 
 # The ECP5 form, with the DP16KD primitive simulated
 
-class DP16KDModel(Elaboratable):
-    """A model of the ``DP16KD`` as :mod:`cores.aes.block_ram` configures it: true dual port,
-    1024x18 on each port (word address ``ADx13..ADx4``), ``REGMODE="OUTREG"`` (a read passes
-    the address register, taken on an edge where ``CEx`` is high, then the output register,
-    taken where ``OCEx`` is high), ``WRITEMODE="NORMAL"`` (a write, on an edge where ``WEx`` and
-    ``CEx`` are high, leaves the output unchanged), contents from ``INITVAL_00`` ..
-    ``INITVAL_3F`` as Yosys' ECP5 mapping lays them out (checked against it below)."""
-    instances = 0
-    sites = []
-
-    def __init__(self, kind, **kwargs):
-        assert kind == "DP16KD"
-        self.kwargs = kwargs
-        DP16KDModel.sites.append(kwargs.get("a_BEL"))
-        for port in "AB":
-            for name, value in (("DATA_WIDTH", 18), ("REGMODE", "OUTREG"),
-                                ("CSDECODE", "0b000"), ("WRITEMODE", "NORMAL")):
-                assert kwargs[f"p_{name}_{port}"] == value
-        DP16KDModel.instances += 1
-
-    def elaborate(self, platform):
-        m = Module()
-        kwargs = self.kwargs
-        words = []
-        for row in range(64):
-            value = kwargs[f"p_INITVAL_{row:02X}"].value
-            words += [(value >> (20 * k)) & ((1 << 18) - 1) for k in range(16)]
-        m.submodules.ram = ram = memory.Memory(shape=unsigned(18), depth=1024, init=words)
-        for port in "AB":
-            def pin(name, bit="", port=port):
-                return kwargs[f"i_{name}{port}{bit}"]
-
-            for bit in range(3):
-                assert isinstance(pin("CS", bit), Const) and pin("CS", bit).value == 0
-            assert isinstance(pin("RST"), Const) and pin("RST").value == 0
-            address = Signal(10)
-            data_in = Signal(18)
-            m.d.comb += [address[bit - 4].eq(pin("AD", bit)) for bit in range(4, 14)]
-            m.d.comb += [data_in[bit].eq(pin("DI", bit)) for bit in range(18)]
-            write = ram.write_port()
-            m.d.comb += [write.addr.eq(address), write.data.eq(data_in),
-                         write.en.eq(pin("WE") & pin("CE"))]
-            read = ram.read_port(domain="sync", transparent_for=())
-            m.d.comb += [read.addr.eq(address), read.en.eq(pin("CE") & ~pin("WE"))]
-            output = Signal(18)
-            with m.If(pin("OCE")):
-                m.d.sync += output.eq(read.data)
-            for bit in range(18):
-                if f"o_DO{port}{bit}" in kwargs:
-                    m.d.comb += kwargs[f"o_DO{port}{bit}"].eq(output[bit])
-        return m
-
-
 class ECP5:
     family = "ecp5"
     device = "LFE5U-25F"
@@ -310,14 +258,6 @@ class ECP5Form(TTableAES):
 
     def elaborate(self, platform):
         return Fragment.get(super().elaborate(self.device()), self.device())
-
-
-@pytest.fixture
-def dp16kd_model(monkeypatch):
-    monkeypatch.setattr(block_ram, "Instance", DP16KDModel)
-    DP16KDModel.instances = 0
-    DP16KDModel.sites = []
-    return DP16KDModel
 
 
 @pytest.mark.parametrize("key_bits", [

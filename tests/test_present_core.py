@@ -7,15 +7,14 @@ import functools
 import random
 
 import pytest
-from amaranth.hdl import Cat, Elaboratable, Module, Mux
 
-from cores import lut
 from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 from cores.present import PRESENT, ROUNDS_PER_CYCLE
 from cores.present.reference import encrypt_block
 from cores.present.tables import KEY_SIZES
 
+from .cell_models import lut_cells   # noqa: F401 (a fixture)
 from .helpers import (Process, check_output_holds, expected_results, key_groups,
                       random_operations, run_testbench, simulate_cipher, vector_operations)
 
@@ -138,32 +137,13 @@ class ECP5:
 
 class ECP5Form(PRESENT):
     """The core as it is built for an ECP5 device: state and key bits of LUT4 and PFUMX cells
-    (:mod:`cores.lut`), simulated with :class:`ECP5CellModel`."""
+    (:mod:`cores.lut`), simulated with :class:`~tests.cell_models.LUTCellModel`."""
     def elaborate(self, platform):
         return super().elaborate(ECP5())
 
 
-class ECP5CellModel(Elaboratable):
-    """Stands for the ``LUT4`` and ``PFUMX`` instances :mod:`cores.lut` makes on ECP5, from
-    their documented behaviour: ``Z = INIT[{D, C, B, A}]`` and ``Z = C0 ? ALUT : BLUT``."""
-    def __init__(self, kind, **kwargs):
-        self.kind, self.ports = kind, kwargs
-
-    def elaborate(self, platform):
-        m = Module()
-        ports = self.ports
-        if self.kind == "LUT4":
-            index = Cat(ports["i_A"], ports["i_B"], ports["i_C"], ports["i_D"])
-            m.d.comb += ports["o_Z"].eq(ports["p_INIT"].bit_select(index, 1))
-        else:
-            assert self.kind == "PFUMX"
-            m.d.comb += ports["o_Z"].eq(Mux(ports["i_C0"], ports["i_ALUT"], ports["i_BLUT"]))
-        return m
-
-
 @pytest.mark.parametrize("key_bits, rounds_per_cycle", [(80, 1), (128, 1), (80, 4)])
-def test_ecp5_form_matches_reference(key_bits, rounds_per_cycle, monkeypatch):
-    monkeypatch.setattr(lut, "Instance", ECP5CellModel)
+def test_ecp5_form_matches_reference(key_bits, rounds_per_cycle, lut_cells):
     config, operations, _ = random_run(key_bits, rounds_per_cycle)
     run = simulate_cipher(ECP5Form(key_bits, rounds_per_cycle=rounds_per_cycle), operations)
     assert run.results == expected_results(config, operations)

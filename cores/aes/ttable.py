@@ -9,7 +9,7 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from .base import AESCipher
-from .block_ram import KeyMemory, RegisteredRom, ecp5_85f_site, uses_dp16kd
+from ..block_ram import KeyMemory, RegisteredRom, ecp5_85f_site, uses_dp16kd
 from .gf import gf_mul
 from .reference import check_key_bits
 from .round import column_transform, join_bytes, mix_columns, shift_rows, state_bytes, xtime
@@ -148,7 +148,7 @@ class KeyExpansion(wiring.Component):
     It holds a window of Nk words, ``w[s] .. w[s+Nk-1]``; on each step it shows ``w[s]`` on
     ``word`` (with ``column_we`` and ``round`` saying where it belongs: column ``s mod 4`` of round
     key ``s div 4``) and computes ``w[s+Nk] = w[s] ^ t(w[s+Nk-1])``. SubWord reads four S-boxes in
-    block RAM (a :class:`~cores.aes.block_ram.RegisteredRom`, two register stages, and a third
+    block RAM (a :class:`~cores.block_ram.RegisteredRom`, two register stages, and a third
     after it) addressed from the window's last word register, so a step that needs SubWord waits
     for it; which edges
     step is a fixed table (:func:`expansion_schedule`), read one edge ahead into a register.
@@ -160,7 +160,7 @@ class KeyExpansion(wiring.Component):
         128, 192 or 256.
     sites : sequence of :class:`str`
         On ECP5, the sites of the S-boxes' two ``DP16KD`` (see
-        :class:`~cores.aes.block_ram.RegisteredRom`), or ``None``.
+        :class:`~cores.block_ram.RegisteredRom`), or ``None``.
 
     Members
     -------

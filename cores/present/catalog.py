@@ -3,6 +3,7 @@
 from ..catalog import CipherEntry, CoreOption, PaperFigure
 from . import reference
 from .core import PRESENT, ROUNDS_PER_CYCLE
+from .keytable import KeyTablePRESENT
 from .pipelined import PipelinedPRESENT
 from .serial import SerialPRESENT
 from .tables import BLOCK_BITS, KEY_SIZES
@@ -35,6 +36,15 @@ CATALOG = (
         vectors=PAPER_VECTORS,
         papers=PAPERS,
         report_defaults=("present-80", "present-128")),
+    CipherEntry(
+        name="present-keytable", title="PRESENT-keytable", component=KeyTablePRESENT,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
+        description="round core, the 32 round keys in block RAM (expanded once per key)",
+        options=(CoreOption("decrypt", bool, True, (True, False),
+                            "include the decryption datapath"),),
+        vectors=PAPER_VECTORS,
+        report_defaults=("present-keytable-80",)),
     CipherEntry(
         name="present-serial", title="PRESENT-serial", component=SerialPRESENT,
         encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,

@@ -1,5 +1,7 @@
-"""Block RAMs read through two registers, for the round-based T-table core
-(:class:`~cores.aes.ttable.TTableAES`): look-up tables, and the round-key memory.
+"""Block RAMs read through two registers: the look-up tables and round-key memory of the AES
+T-table and pipelined cores (:class:`~cores.aes.ttable.TTableAES`,
+:class:`~cores.aes.pipelined.PipelinedAES`), and the round-key table of
+:class:`~cores.present.keytable.KeyTablePRESENT`.
 
 A read takes two register stages: the RAM's address register, then a register on its output. On
 ECP5 both are inside the ``DP16KD`` (the output register is ``REGMODE="OUTREG"``), so the RAM's
@@ -19,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 
 
 __all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "uses_dp16kd", "ecp5_85f_site",
-           "RegisteredRom", "KeyMemory"]
+           "RegisteredRom", "KeyMemory", "RegisteredRam"]
 
 
 #: Words and bits of a ``DP16KD`` port in its 1024x18 mode.
@@ -251,4 +253,71 @@ class KeyMemory(wiring.Component):
         m.d.comb += [read.addr.eq(self.read_addr), read.en.eq(self.read_en)]
         with m.If(self.read_en):
             m.d.sync += self.read_data.eq(read.data)
+        return m
+
+
+class RegisteredRam(wiring.Component):
+    """A RAM of ``depth`` words of ``width`` bits with one write port and one read port, the read
+    through two registers.
+
+    Parameters
+    ----------
+    depth : :class:`int`
+        Words, a power of two, at most 1024.
+    width : :class:`int`
+        Bits of a word.
+
+    Members
+    -------
+    write_addr : ``In(abits)``, write_data : ``In(width)``, write_en : ``In(1)``
+        Writes ``write_data`` at ``write_addr`` on an edge where ``write_en`` is high.
+    read_addr : ``In(abits)``
+        Taken on an edge where ``read_en`` is high.
+    read_en : ``In(1)``
+        Enables both registers of the read port.
+    read_data : ``Out(width)``
+        The word at the address taken two enabled edges earlier. A read and a write of the same
+        word on one edge read the old word.
+
+    On ECP5 ``ceil(width / 18)`` ``DP16KD`` (port A reads, port B writes); elsewhere a
+    :class:`~amaranth.lib.memory.Memory` with a synchronous read port and a register after it
+    (Yosys maps it to ``SB_RAM40_4K`` on iCE40: ``ceil(width / 16)`` of them up to 256 words).
+    """
+    def __init__(self, *, depth: int, width: int):
+        if depth < 2 or depth > DP16KD_WORDS or depth & (depth - 1):
+            raise ValueError(f"depth must be a power of two from 2 to 1024, not {depth!r}")
+        self._depth = depth
+        self._width = width
+        abits = depth.bit_length() - 1
+        super().__init__({
+            "write_addr": In(abits), "write_data": In(width), "write_en": In(1),
+            "read_addr": In(abits), "read_en": In(1), "read_data": Out(width),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        if uses_dp16kd(platform):
+            for low in range(0, self._width, DP16KD_WIDTH):
+                high = min(low + DP16KD_WIDTH, self._width)
+                data_out = Signal(DP16KD_WIDTH, name=f"do_{low}")
+                m.submodules[f"ram_{low}"] = _dp16kd([], {
+                    "A": {"addr": self.read_addr, "ce": self.read_en, "oce": self.read_en,
+                          "do": data_out},
+                    "B": {"addr": self.write_addr, "ce": self.write_en, "we": self.write_en,
+                          "di": self.write_data[low:high]},
+                })
+                m.d.comb += self.read_data[low:high].eq(data_out[:high - low])
+            return m
+
+        m.submodules.ram = ram = memory.Memory(shape=unsigned(self._width), depth=self._depth,
+                                               init=[], attrs={"ram_style": "block"})
+        write = ram.write_port()
+        m.d.comb += [write.addr.eq(self.write_addr), write.data.eq(self.write_data),
+                     write.en.eq(self.write_en)]
+        read = ram.read_port(domain="sync", transparent_for=())
+        m.d.comb += [read.addr.eq(self.read_addr), read.en.eq(self.read_en)]
+        output = Signal(self._width, reset_less=True)
+        with m.If(self.read_en):
+            m.d.sync += output.eq(read.data)
+        m.d.comb += self.read_data.eq(output)
         return m

@@ -1,0 +1,145 @@
+# amaranth: UnusedElaboratable=no
+"""The PRESENT core with its round keys in block RAM: the paper's vectors, differential tests
+against the reference model, its cycle figures, the wait of a block whose direction was not
+fetched, and the forms built for iCE40 and ECP5 (their cells simulated by models). The stream
+contract and the measured figures are checked on every configuration in
+``tests/test_contract.py``."""
+
+import functools
+import random
+
+import pytest
+from amaranth.hdl import Fragment
+
+from cores.catalog import get_core
+from cores.interface import BlockCipherSignature
+from cores.present import KeyTablePRESENT
+from cores.present.tables import KEY_SIZES
+
+from .cell_models import dp16kd_model, lut_cells   # noqa: F401 (fixtures)
+from .helpers import (expected_results, random_operations, reference, run_testbench,
+                      simulate_cipher, stream_get, stream_put, ticks, vector_operations)
+
+
+CONFIGURATIONS = [(key_bits, decrypt) for key_bits in KEY_SIZES for decrypt in (True, False)]
+configurations = pytest.mark.parametrize(
+    "key_bits, decrypt", CONFIGURATIONS,
+    ids=[f"{key_bits}-{'integrated' if decrypt else 'encrypt-only'}"
+         for key_bits, decrypt in CONFIGURATIONS])
+
+
+def keytable_config(key_bits=80, decrypt=True):
+    return get_core("present-keytable").config(key_bits, decrypt=decrypt)
+
+
+@functools.cache
+def random_run(key_bits, decrypt=True):
+    config = keytable_config(key_bits, decrypt)
+    # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
+    operations = random_operations(config, random.Random(f"keytable-{key_bits}"), keys=4,
+                                   blocks_per_key=6, extreme_keys=True)
+    return config, operations, simulate_cipher(config.build(), operations)
+
+
+# Constructor and figures.
+
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_signature_is_the_shared_interface(key_bits):
+    assert KeyTablePRESENT(key_bits).signature == BlockCipherSignature(64, key_bits)
+
+
+@configurations
+def test_cycle_figures(key_bits, decrypt):
+    core = KeyTablePRESENT(key_bits, decrypt=decrypt)
+    assert (core.latency, core.initiation_interval, core.key_load_cycles) == (32, 32, 35)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"key_bits": 64}, ValueError, "key_bits"),
+    ({"decrypt": 1}, TypeError, "decrypt"),
+])
+def test_constructor_rejects_bad_arguments(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        KeyTablePRESENT(**kwargs)
+
+
+# Function.
+
+@configurations
+def test_paper_vectors(key_bits, decrypt):
+    config = keytable_config(key_bits, decrypt)
+    operations = vector_operations(config)
+    run = simulate_cipher(config.build(), operations)
+    assert run.results == expected_results(config, operations)
+    assert run.results
+
+
+@configurations
+def test_random_blocks_with_key_changes_match_reference(key_bits, decrypt):
+    config, operations, run = random_run(key_bits, decrypt)
+    assert run.results == expected_results(config, operations)
+    assert set(run.latencies) == {32}
+
+
+def test_a_late_block_of_the_other_direction_waits_for_its_round_keys():
+    """A block offered while the core is idle transfers at once if its direction is the one
+    whose round keys were fetched (the previous block's, or encryption after a key load), and
+    3 edges later otherwise; every result is the reference's."""
+    config = keytable_config()
+    core = config.build()
+    rng = random.Random("late")
+    key = rng.getrandbits(80)
+    directions = [False, False, True, True, False, True]
+    waits, results, blocks = [], [], [rng.getrandbits(64) for _ in directions]
+
+    async def testbench(ctx, rst):
+        await stream_put(ctx, core.key, key)
+        await ticks(ctx, core.key_load_cycles + 5)
+        for block, direction in zip(blocks, directions):
+            ctx.set(core.input.payload, {"block": block, "decrypt": int(direction)})
+            ctx.set(core.input.valid, 1)
+            waited = 0
+            while not ctx.get(core.input.ready):
+                await ctx.tick()
+                waited += 1
+            await ctx.tick()
+            ctx.set(core.input.valid, 0)
+            waits.append(waited)
+            results.append(await stream_get(ctx, core.output))
+            await ticks(ctx, 5)
+
+    run_testbench(core, testbench)
+    assert waits == [0, 0, 3, 0, 3, 3]
+    assert results == [reference(config, key, block, direction)
+                       for block, direction in zip(blocks, directions)]
+
+
+# The forms built for the devices, their cells simulated.
+
+class ICE40:
+    family = "ice40"
+
+
+class ECP5:
+    family = "ecp5"
+
+
+class DeviceForm(KeyTablePRESENT):
+    """The core as built for ``device``: its state bits of LUT cells (:mod:`cores.lut`) and, on
+    ECP5, its table of ``DP16KD`` instances (:mod:`cores.block_ram`)."""
+    def __init__(self, device, key_bits, decrypt):
+        self._device = device
+        super().__init__(key_bits, decrypt=decrypt)
+
+    def elaborate(self, platform):
+        return Fragment.get(super().elaborate(self._device()), self._device())
+
+
+@pytest.mark.parametrize("device", [ICE40, ECP5], ids=["ice40", "ecp5"])
+@pytest.mark.parametrize("key_bits, decrypt", [(80, True), (128, True), (80, False)])
+def test_device_form_matches_reference(device, key_bits, decrypt, lut_cells, dp16kd_model):
+    config, operations, _ = random_run(key_bits, decrypt)
+    operations = operations[:13]
+    run = simulate_cipher(DeviceForm(device, key_bits, decrypt), operations)
+    assert run.results == expected_results(config, operations)
+    assert dp16kd_model.instances == (4 if device is ECP5 else 0)
