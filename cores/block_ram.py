@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 
 
 __all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "uses_dp16kd", "ecp5_85f_site",
-           "RegisteredRom", "KeyMemory", "RegisteredRam"]
+           "uses_sb_ram40_4k", "RegisteredRom", "KeyMemory", "RegisteredRam"]
 
 
 #: Words and bits of a ``DP16KD`` port in its 1024x18 mode.
@@ -45,6 +45,27 @@ def dp16kd_initial_values(words) -> dict:
             value |= words[16 * row + k] << (20 * k)
         values[f"INITVAL_{row:02X}"] = value
     return values
+
+
+def uses_sb_ram40_4k(platform) -> bool:
+    """Whether :class:`RegisteredRam` instantiates ``SB_RAM40_4K`` for ``platform`` (an iCE40
+    one)."""
+    return str(getattr(platform, "family", "")).lower() == "ice40"
+
+
+def _sb_ram40_4k(*, read_addr, read_en, read_data, write_addr, write_en, write_data) -> Instance:
+    """An ``SB_RAM40_4K`` in 256x16 mode (``READ_MODE = WRITE_MODE = 0``), every bit of a word
+    written (``MASK`` 0), read on an edge where ``read_en`` is high (``RE``)."""
+    def address(value):
+        return Cat(value, C(0, 11 - len(value)))
+
+    def word(value):
+        return Cat(value, C(0, 16 - len(value)))
+    return Instance("SB_RAM40_4K", p_READ_MODE=0, p_WRITE_MODE=0,
+                    i_RCLK=ClockSignal("sync"), i_RCLKE=C(1), i_RE=read_en,
+                    i_RADDR=address(read_addr), o_RDATA=read_data,
+                    i_WCLK=ClockSignal("sync"), i_WCLKE=write_en, i_WE=write_en,
+                    i_WADDR=address(write_addr), i_WDATA=word(write_data), i_MASK=C(0, 16))
 
 
 def uses_dp16kd(platform) -> bool:
@@ -266,6 +287,10 @@ class RegisteredRam(wiring.Component):
         Words, a power of two, at most 1024.
     width : :class:`int`
         Bits of a word.
+    enables : :class:`int`
+        Copies of the read enable, each enabling an equal slice of the word (and the RAMs that
+        hold it): a user drives them with copies of one signal, so that no single net enables
+        every register (iCE40 routes such a net through a global buffer, +2.5 ns).
 
     Members
     -------
@@ -273,26 +298,33 @@ class RegisteredRam(wiring.Component):
         Writes ``write_data`` at ``write_addr`` on an edge where ``write_en`` is high.
     read_addr : ``In(abits)``
         Taken on an edge where ``read_en`` is high.
-    read_en : ``In(1)``
-        Enables both registers of the read port.
+    read_en : ``In(enables)``
+        Enables both registers of the read port (all copies equal).
     read_data : ``Out(width)``
         The word at the address taken two enabled edges earlier. A read and a write of the same
         word on one edge read the old word.
 
-    On ECP5 ``ceil(width / 18)`` ``DP16KD`` (port A reads, port B writes); elsewhere a
-    :class:`~amaranth.lib.memory.Memory` with a synchronous read port and a register after it
-    (Yosys maps it to ``SB_RAM40_4K`` on iCE40: ``ceil(width / 16)`` of them up to 256 words).
+    On ECP5 ``ceil(width / 18)`` ``DP16KD`` (port A reads, port B writes); on iCE40 (up to 256
+    words) an address register and ``ceil(width / 16)`` ``SB_RAM40_4K``; elsewhere a
+    :class:`~amaranth.lib.memory.Memory` with a synchronous read port and a register after it.
     """
-    def __init__(self, *, depth: int, width: int):
+    def __init__(self, *, depth: int, width: int, enables: int = 1):
         if depth < 2 or depth > DP16KD_WORDS or depth & (depth - 1):
             raise ValueError(f"depth must be a power of two from 2 to 1024, not {depth!r}")
+        if width % enables:
+            raise ValueError(f"enables ({enables}) must divide width ({width})")
         self._depth = depth
         self._width = width
+        self._enables = enables
         abits = depth.bit_length() - 1
         super().__init__({
             "write_addr": In(abits), "write_data": In(width), "write_en": In(1),
-            "read_addr": In(abits), "read_en": In(1), "read_data": Out(width),
+            "read_addr": In(abits), "read_en": In(enables), "read_data": Out(width),
         })
+
+    def _enable(self, bit):
+        """The copy of the read enable for bit ``bit`` of the word."""
+        return self.read_en[bit * self._enables // self._width]
 
     def elaborate(self, platform):
         m = Module()
@@ -301,11 +333,31 @@ class RegisteredRam(wiring.Component):
                 high = min(low + DP16KD_WIDTH, self._width)
                 data_out = Signal(DP16KD_WIDTH, name=f"do_{low}")
                 m.submodules[f"ram_{low}"] = _dp16kd([], {
-                    "A": {"addr": self.read_addr, "ce": self.read_en, "oce": self.read_en,
-                          "do": data_out},
+                    "A": {"addr": self.read_addr, "ce": self._enable(low),
+                          "oce": self._enable(low), "do": data_out},
                     "B": {"addr": self.write_addr, "ce": self.write_en, "we": self.write_en,
                           "di": self.write_data[low:high]},
                 })
+                m.d.comb += self.read_data[low:high].eq(data_out[:high - low])
+            return m
+
+        if uses_sb_ram40_4k(platform) and self._depth <= 256:
+            # The first register is the address, in the fabric, the second the RAM's own output
+            # latch (which holds while ``RE`` is low): the word goes from the RAM to its users
+            # with no register in between to enable. By hand, also because Yosys' mapping of a
+            # Memory with a write port and a non-transparent read port emulates its
+            # read-during-write behaviour with a flip-flop and a LUT per bit (the read and the
+            # write of a word never meet here).
+            address = Signal.like(self.read_addr, reset_less=True)
+            with m.If(self.read_en[0]):
+                m.d.sync += address.eq(self.read_addr)
+            for low in range(0, self._width, 16):
+                high = min(low + 16, self._width)
+                data_out = Signal(16, name=f"rdata_{low}")
+                m.submodules[f"ram_{low}"] = _sb_ram40_4k(
+                    read_addr=address, read_en=self._enable(low), read_data=data_out,
+                    write_addr=self.write_addr, write_en=self.write_en,
+                    write_data=self.write_data[low:high])
                 m.d.comb += self.read_data[low:high].eq(data_out[:high - low])
             return m
 
@@ -315,9 +367,12 @@ class RegisteredRam(wiring.Component):
         m.d.comb += [write.addr.eq(self.write_addr), write.data.eq(self.write_data),
                      write.en.eq(self.write_en)]
         read = ram.read_port(domain="sync", transparent_for=())
-        m.d.comb += [read.addr.eq(self.read_addr), read.en.eq(self.read_en)]
+        m.d.comb += [read.addr.eq(self.read_addr), read.en.eq(self.read_en[0])]
         output = Signal(self._width, reset_less=True)
-        with m.If(self.read_en):
-            m.d.sync += output.eq(read.data)
+        for copy in range(self._enables):
+            bits = slice(copy * self._width // self._enables,
+                         (copy + 1) * self._width // self._enables)
+            with m.If(self.read_en[copy]):
+                m.d.sync += output[bits].eq(read.data[bits])
         m.d.comb += self.read_data.eq(output)
         return m

@@ -9,7 +9,8 @@ from amaranth.lib import memory
 from cores import block_ram, lut
 
 
-__all__ = ["LUTCellModel", "DP16KDModel", "lut_cells", "dp16kd_model"]
+__all__ = ["LUTCellModel", "DP16KDModel", "SBRAM40Model", "lut_cells", "dp16kd_model",
+           "block_ram_models"]
 
 
 class LUTCellModel(Elaboratable):
@@ -87,6 +88,34 @@ class DP16KDModel(Elaboratable):
         return m
 
 
+class SBRAM40Model(Elaboratable):
+    """A model of the ``SB_RAM40_4K`` as :mod:`cores.block_ram` configures it: 256x16
+    (``READ_MODE = WRITE_MODE = 0``, ``RADDR``/``WADDR`` bits 7..0), a write of the bits ``MASK``
+    leaves at 0 on an edge where ``WE`` and ``WCLKE`` are high, ``RDATA`` taken from the word at
+    ``RADDR`` on an edge where ``RE`` and ``RCLKE`` are high (and held otherwise)."""
+    instances = 0
+
+    def __init__(self, kind, **kwargs):
+        assert kind == "SB_RAM40_4K"
+        assert kwargs["p_READ_MODE"] == 0 and kwargs["p_WRITE_MODE"] == 0
+        self.kwargs = kwargs
+        SBRAM40Model.instances += 1
+
+    def elaborate(self, platform):
+        m = Module()
+        pins = self.kwargs
+        m.submodules.ram = ram = memory.Memory(shape=unsigned(16), depth=256, init=[])
+        write = ram.write_port(granularity=1)
+        m.d.comb += [write.addr.eq(pins["i_WADDR"][:8]), write.data.eq(pins["i_WDATA"]),
+                     write.en.eq((pins["i_WE"] & pins["i_WCLKE"]).replicate(16) &
+                                 ~pins["i_MASK"])]
+        read = ram.read_port(domain="sync", transparent_for=())
+        m.d.comb += [read.addr.eq(pins["i_RADDR"][:8]),
+                     read.en.eq(pins["i_RE"] & pins["i_RCLKE"]),
+                     pins["o_RDATA"].eq(read.data)]
+        return m
+
+
 @pytest.fixture
 def dp16kd_model(monkeypatch):
     monkeypatch.setattr(block_ram, "Instance", DP16KDModel)
@@ -99,3 +128,16 @@ def dp16kd_model(monkeypatch):
 def lut_cells(monkeypatch):
     """:mod:`cores.lut` makes :class:`LUTCellModel` instead of its cells."""
     monkeypatch.setattr(lut, "Instance", LUTCellModel)
+
+
+@pytest.fixture
+def block_ram_models(monkeypatch):
+    """:mod:`cores.block_ram` makes :class:`DP16KDModel` and :class:`SBRAM40Model` instead of
+    its cells; the fixture's value counts them (``{"DP16KD": n, "SB_RAM40_4K": n}``)."""
+    made = {"DP16KD": 0, "SB_RAM40_4K": 0}
+
+    def model(kind, **kwargs):
+        made[kind] += 1
+        return (DP16KDModel if kind == "DP16KD" else SBRAM40Model)(kind, **kwargs)
+    monkeypatch.setattr(block_ram, "Instance", model)
+    return made

@@ -48,7 +48,7 @@ class KeyTablePRESENT(PRESENTCipher):
     block whose direction is the one fetched transfers at once; the core fetches the direction of
     the block offered on ``input`` when the previous block's 29th round ends (or when a key
     expansion ends), and keeps the previous direction when no block is offered then. A block
-    whose direction is the other one waits ``READ_STAGES + 1`` = 3 edges while the table is read
+    whose direction is the other one waits ``READ_STAGES + 2`` = 4 edges while the table is read
     again (``input.ready`` stays low; it depends on the offered ``decrypt`` bit, which the stream
     holds while ``valid`` is high).
 
@@ -82,11 +82,11 @@ class KeyTablePRESENT(PRESENTCipher):
       then the result is valid.
     * initiation interval (:attr:`initiation_interval`): 32; the next block transfers in on the
       edge where the previous result transfers out, when it was offered (or has the previous
-      block's direction); otherwise 3 edges later.
+      block's direction); otherwise 4 edges later.
     * key load (:attr:`key_load_cycles`): 35 from the key transfer edge to the first edge a block
       can transfer: one edge takes the key, 32 write K1..K32, 2 read the first round keys of the
       direction of the block offered then (of the previous direction if none is offered; a block
-      of the other direction then waits 3 edges more).
+      of the other direction then waits 4 edges more).
 
     Reset
     -----
@@ -110,16 +110,21 @@ class KeyTablePRESENT(PRESENTCipher):
         key_bits = self._key_bits
         decrypt = self._decrypt
 
-        m.submodules.round_keys = table = RegisteredRam(depth=_ROUND_KEYS, width=BLOCK_BITS)
+        m.submodules.round_keys = table = RegisteredRam(depth=_ROUND_KEYS, width=BLOCK_BITS,
+                                                        enables=_COPIES)
 
         state = Signal(BLOCK_BITS, reset_less=True)     # b63..b0, after the latest AddRoundKey
         # The key register runs the schedule while the table is written; otherwise it follows
         # the key stream's payload, so the edge a key transfers is an ordinary edge for it.
         key_reg = Signal(key_bits, reset_less=True)
-        counter = Signal(COUNTER_BITS, reset_less=True)  # the schedule's round counter
-        # Written: the table word of K(index + 1). Read: the step of the round key being
-        # addressed (word `index` to encrypt, word 31 - index = ~index to decrypt).
-        index = Signal(_INDEX_BITS, reset_less=True)
+        # The schedule's round counter: K(counter) is in the key register, written into word
+        # counter - 1 of the table.
+        counter = Signal(COUNTER_BITS, reset_less=True)
+        # The step of the next round key to read (step s is word s to encrypt, word 31 - s =
+        # ~s to decrypt), less one while a block runs: it only counts on registered flags, and
+        # two on the last round edge, so that the edge a block transfers needs no increment.
+        step = Signal(_INDEX_BITS, reset_less=True)
+        step_plus_one = Signal(_INDEX_BITS, reset_less=True)    # step + 1, kept beside it
         fetching = Signal(reset_less=True)      # the direction whose round keys are read
         decrypting = Signal(reset_less=True)    # the direction of the block running
 
@@ -127,24 +132,27 @@ class KeyTablePRESENT(PRESENTCipher):
         idle = Signal(init=1)               # key.ready
         key_loaded = Signal()
         expanding = Signal()                # the table is written, K1..K32
+        rereading = Signal()                # the edge before the table is read again
         priming = Signal()                  # the table's first round keys are read
         primed = Signal()                   # the table's output holds a first round key
         accepting = Signal()                # idle & key_loaded & primed
         running = Signal()                  # a round edge of a block
         last_round = Signal()
+        switching = Signal()                # the next edge addresses a block's last round key
         output_valid = Signal()
 
         load_key = Signal()
         load_block = Signal()
         take_output = Signal()
         reread = Signal()                   # the offered block needs the other direction
-        advance = Signal()                  # the table's read registers take their next words
+        # The table's read registers take their next words: one copy per slice of the word.
+        advance = Signal(_COPIES)
 
         round_key_word = table.read_data
         offered_decrypt = self.input.payload.decrypt if decrypt else 0
         matches = (fetching == offered_decrypt) if decrypt else 1
-        last_expansion = expanding & (index == _ROUND_KEYS - 1)
-        last_priming = priming & (index == READ_STAGES - 1)
+        last_expansion = Signal()           # (registered a cycle ahead)
+        last_priming = priming & (step == READ_STAGES - 1)
 
         # The handshake.
         m.d.comb += [
@@ -156,7 +164,6 @@ class KeyTablePRESENT(PRESENTCipher):
             load_block.eq(self.input.valid & self.input.ready),
             take_output.eq(output_valid & self.output.ready),
             reread.eq(accepting & ~self.key.valid & self.input.valid & ~matches),
-            advance.eq(load_block | running | priming),
         ]
         idle_next = Signal()
         key_loaded_next = Signal()
@@ -174,34 +181,47 @@ class KeyTablePRESENT(PRESENTCipher):
             # Decided a cycle ahead, so that the stream handshake is one LUT level deep.
             accepting.eq(idle_next & key_loaded_next & primed_next),
             expanding.eq(load_key | (expanding & ~last_expansion)),
-            priming.eq(last_expansion | reread | (priming & ~last_priming)),
+            last_expansion.eq(expanding & (counter == _ROUND_KEYS - 1)),
+            rereading.eq(reread),
+            priming.eq(last_expansion | rereading | (priming & ~last_priming)),
             running.eq(load_block | (running & ~last_round)),
-            # Registered a cycle ahead: the index has then gone round from READ_STAGES + 1 on
-            # the first round edge to READ_STAGES + 30 (mod 32).
-            last_round.eq(running & (index == (READ_STAGES + ROUNDS - 1) % _ROUND_KEYS)),
+            # On round edge j the step is READ_STAGES + j - 1: registered a cycle ahead, the
+            # last round edge (31) and the edge before the one addressing step 31 (29 - S).
+            last_round.eq(running & (step == (READ_STAGES + ROUNDS - 2) % _ROUND_KEYS)),
+            switching.eq(running & (step == _ROUND_KEYS - 3)),
             output_valid.eq(last_round | (output_valid & ~self.output.ready)),
         ]
 
-        # The key expansion: the key register after `index` updates is K(index + 1).
+        # The key expansion, and the steps: cleared while the table is written and before it is
+        # read again, then one a read, and two on a block's last round edge (32 a block).
         m.d.sync += [
             counter.eq(Mux(expanding, counter + 1, 1)),
             key_reg.eq(Mux(expanding, update_key(key_reg, counter, key_bits), self.key.payload)),
-            # (The increment is not `index + advance`: the handshake would enter the carry
-            # chain.)
-            index.eq(Mux(load_key | reread, 0, Mux(advance | expanding, index + 1, index))),
+            step.eq(Mux(expanding | rereading, 0,
+                        step + Mux(last_round, 2, running | priming))),
+            step_plus_one.eq(Mux(expanding | rereading, 1,
+                                 step_plus_one + Mux(last_round, 2, running | priming))),
         ]
 
-        # The round keys: the index wraps from 31 to 0 on the edge that addresses a block's last
-        # round key, and the next words addressed are the first two of the next block.
+        # The round keys: the step wraps from 31 to 0 on the edge after the one addressing a
+        # block's last round key; the words read next are the first two of the next block's
+        # direction, that of the block offered then (if any).
         if decrypt:
-            with m.If(last_expansion | reread | (advance & (index == _ROUND_KEYS - 1))):
-                m.d.sync += fetching.eq(Mux(self.input.valid, offered_decrypt, fetching))
-            m.d.sync += decrypting.eq(Mux(running, decrypting, fetching))
+            m.d.sync += [
+                fetching.eq(Mux(self.input.valid &
+                                (switching | last_expansion | (accepting & ~self.key.valid)),
+                                offered_decrypt, fetching)),
+                decrypting.eq(Mux(running, decrypting, fetching)),
+            ]
+        # The step addressed: one LUT4 per address bit (no adder on the way to the RAM).
+        read_step = Signal(_INDEX_BITS)
         m.d.comb += [
-            table.write_addr.eq(index),
+            read_step.eq(Mux(running, step_plus_one, step)),
+            table.write_addr.eq(counter - 1),
             table.write_data.eq(round_key(key_reg, key_bits)),
             table.write_en.eq(expanding),
-            table.read_addr.eq(index ^ fetching.replicate(_INDEX_BITS) if decrypt else index),
+            table.read_addr.eq(read_step ^ fetching.replicate(_INDEX_BITS) if decrypt
+                               else read_step),
             table.read_en.eq(advance),
         ]
 
@@ -210,6 +230,7 @@ class KeyTablePRESENT(PRESENTCipher):
         running_copies = [Signal(name=f"running_{i}") for i in range(_COPIES)]
         for copy in running_copies:
             m.d.sync += copy.eq(load_block | (copy & ~last_round))
+        m.d.comb += advance.eq(Cat(load_block | copy | priming for copy in running_copies))
 
         def select(bit):
             return running_copies[bit * _COPIES // BLOCK_BITS]
