@@ -118,13 +118,14 @@ class ICE40:
 
 class ICE40Form(PRESENT):
     """The core as it is built for an iCE40 device, where the final key register is copied
-    from K rather than from K's next value."""
+    from K rather than from K's next value, and `key_loaded` is an ``SB_LUT4`` cell (simulated
+    with :class:`~tests.cell_models.LUTCellModel`)."""
     def elaborate(self, platform):
         return super().elaborate(ICE40())
 
 
 @pytest.mark.parametrize("key_bits, rounds_per_cycle", [(80, 1), (128, 1), (80, 4)])
-def test_ice40_form_matches_reference(key_bits, rounds_per_cycle):
+def test_ice40_form_matches_reference(key_bits, rounds_per_cycle, lut_cells):
     config, operations, _ = random_run(key_bits, rounds_per_cycle)
     run = simulate_cipher(ICE40Form(key_bits, rounds_per_cycle=rounds_per_cycle), operations)
     assert run.results == expected_results(config, operations)
