@@ -112,42 +112,49 @@ def _digit_degrees(digit, width: int) -> list:
 #: Copies of the pipelined GHASH's loop register on ECP5, each feeding the AND
 #: terms of ``128 / COPIES`` bits of the product.
 COPIES = 8
-#: The pipelined GHASH's floorplan on the ECP5 85F die: the logic tiles of columns ``x`` 40 to
-#: 87 and the 48 rows ``y`` from 12 to 63 that have logic tiles (rows 22, 34, 46 and 58 hold
-#: block RAMs and DSPs), below the pipelined AES (whose RAMs fill rows 70 and 82, see
-#: :func:`~cores.aes.pipelined.ecp5_85f_floorplan`), cut into a 12 x 12 grid of blocks of 4 x 4
-#: tiles. The 3 x 3 blocks in the middle hold the loop register's copies, a tile a bit (its
-#: :data:`COPIES` copies fill the tile's eight flip-flops); the others, nearest the middle first,
-#: hold the matrix row of one product bit each (its 128 flip-flops, 8 a tile), beside which the
-#: placer builds that bit's AND/XOR tree.
-FLOORPLAN_85F_COLUMNS = range(40, 88)
-FLOORPLAN_85F_ROWS = [y for y in range(12, 64) if y not in (22, 34, 46, 58)]
-_BLOCK = 4
-_GRID = 12
+#: The pipelined GHASH's floorplan on the ECP5 85F die: the logic tiles of columns ``x`` 23 to
+#: 102 and the 56 rows ``y`` from 2 to 62 that have logic tiles (rows 10, 22, 34, 46 and 58
+#: hold block RAMs and DSPs), below the pipelined AES (whose RAMs fill rows 70 and 82, see
+#: :func:`~cores.aes.pipelined.ecp5_85f_floorplan`), cut into a 20 x 7 grid of blocks of 4 x 8
+#: tiles. The 4 x 2 blocks in the middle hold the loop register's copies, two tiles a bit (four
+#: copies in each); the others, nearest the middle first, hold the matrix row of one product
+#: bit each (its 128 flip-flops, 4 a tile), beside which the placer builds that bit's AND/XOR
+#: tree. Half of each tile's flip-flops stay free: with all eight used (a square of 48 x 48
+#: tiles) the router made no headway.
+FLOORPLAN_85F_COLUMNS = range(23, 103)
+FLOORPLAN_85F_ROWS = [y for y in range(2, 63) if y not in (10, 22, 34, 46, 58)]
+_BLOCK = (4, 8)             # tiles across, tiles up
+_GRID = (20, 7)             # blocks across, blocks up
+_MIDDLE = (range(8, 12), range(2, 4))       # the copies' blocks
+_USED = 4                   # flip-flops used in a tile
 
 
 def _tile_block(bx: int, by: int) -> list:
-    """The 16 tiles ``(x, y)`` of block ``(bx, by)`` of the grid, row by row."""
-    return [(FLOORPLAN_85F_COLUMNS[_BLOCK * bx + i], FLOORPLAN_85F_ROWS[_BLOCK * by + j])
-            for j in range(_BLOCK) for i in range(_BLOCK)]
+    """The tiles ``(x, y)`` of block ``(bx, by)`` of the grid, row by row."""
+    width, height = _BLOCK
+    return [(FLOORPLAN_85F_COLUMNS[width * bx + i], FLOORPLAN_85F_ROWS[height * by + j])
+            for j in range(height) for i in range(width)]
 
 
 def _flip_flops(x: int, y: int) -> list:
-    """The eight flip-flop ``BEL`` names of tile ``(x, y)``."""
-    return [f"X{x}/Y{y}/SLICE{'ABCD'[k // 2]}.FF{k % 2}" for k in range(8)]
+    """The ``BEL`` names of the flip-flops used in tile ``(x, y)`` (those of slices A and B)."""
+    return [f"X{x}/Y{y}/SLICE{'ABCD'[k // 2]}.FF{k % 2}" for k in range(_USED)]
 
 
 def floorplan_85f_sites(bits: int = BLOCK_BITS) -> list:
     """nextpnr ``BEL`` names of the flip-flops that hold the copies of the loop register on the
     ECP5 85F die (see :data:`FLOORPLAN_85F_ROWS`): entry ``i`` lists, for copy ``k``, the
-    flip-flop of bit ``i``'s tile (slice ``k // 2``, flip-flop ``k % 2``)."""
-    middle = range((_GRID - 3) // 2, (_GRID + 3) // 2)
-    tiles = [(FLOORPLAN_85F_COLUMNS[_BLOCK * middle[0] + i],
-              FLOORPLAN_85F_ROWS[_BLOCK * middle[0] + j])
-             for j in range(3 * _BLOCK) for i in range(3 * _BLOCK)]
-    if bits > len(tiles):
-        raise ValueError(f"the floorplan has {len(tiles)} tiles for copies, not {bits}")
-    return [_flip_flops(x, y)[:COPIES] for x, y in tiles[:bits]]
+    flip-flop of bit ``i`` (copies 0 to 3 in one tile, 4 to 7 in the next)."""
+    width, height = _BLOCK
+    columns, rows = _MIDDLE
+    tiles = [(FLOORPLAN_85F_COLUMNS[width * columns[0] + i],
+              FLOORPLAN_85F_ROWS[height * rows[0] + j])
+             for j in range(height * len(rows)) for i in range(width * len(columns))]
+    per_tile = COPIES // 2
+    if 2 * bits > len(tiles):
+        raise ValueError(f"the floorplan has {len(tiles)} tiles for copies, not {2 * bits}")
+    return [_flip_flops(*tiles[2 * i])[:per_tile] + _flip_flops(*tiles[2 * i + 1])[:per_tile]
+            for i in range(bits)]
 
 
 def floorplan_85f_matrix_sites(bits: int = BLOCK_BITS) -> list:
@@ -155,13 +162,20 @@ def floorplan_85f_matrix_sites(bits: int = BLOCK_BITS) -> list:
     row ``i`` (bit ``i`` of every column, column ``p`` at index ``p``), in a block of its own
     (see :data:`FLOORPLAN_85F_ROWS`); the blocks nearest the middle first, so consecutive rows
     (which the generator chains) are mostly neighbours."""
-    middle = (_GRID - 1) / 2
-    outer = [(bx, by) for by in range(_GRID) for bx in range(_GRID)
-             if not ((_GRID - 3) // 2 <= bx < (_GRID + 3) // 2 and
-                     (_GRID - 3) // 2 <= by < (_GRID + 3) // 2)]
     import math
-    outer.sort(key=lambda b: (max(abs(b[0] - middle), abs(b[1] - middle)),
-                              math.atan2(b[1] - middle, b[0] - middle)))
+    width, height = _BLOCK
+    middle_x = (FLOORPLAN_85F_COLUMNS[width * _MIDDLE[0][0]] +
+                FLOORPLAN_85F_COLUMNS[width * (_MIDDLE[0][-1] + 1) - 1]) / 2
+    middle_y = (FLOORPLAN_85F_ROWS[height * _MIDDLE[1][0]] +
+                FLOORPLAN_85F_ROWS[height * (_MIDDLE[1][-1] + 1) - 1]) / 2
+
+    def centre(block):
+        tiles = _tile_block(*block)
+        return (sum(x for x, _ in tiles) / len(tiles) - middle_x,
+                sum(y for _, y in tiles) / len(tiles) - middle_y)
+    outer = [(bx, by) for by in range(_GRID[1]) for bx in range(_GRID[0])
+             if not (bx in _MIDDLE[0] and by in _MIDDLE[1])]
+    outer.sort(key=lambda b: (round(math.hypot(*centre(b)) / 8), math.atan2(*centre(b)[::-1])))
     if bits > len(outer):
         raise ValueError(f"the floorplan has {len(outer)} blocks for matrix rows, not {bits}")
     return [[site for x, y in _tile_block(*block) for site in _flip_flops(x, y)][:BLOCK_BITS]
@@ -273,8 +287,8 @@ class GHASH(wiring.Component):
       (``TRELLIS_FF`` instances), each driving the AND terms of 16 bits of the product; on
       the 85F die the core places them, and the matrix's flip-flops, by hand
       (:data:`FLOORPLAN_85F_ROWS`): the copies in the middle, each product bit's matrix row
-      in a block of 4 x 4 tiles around them, so the multiplier is one compact square instead of
-      a band across the die.
+      in a block of 4 x 8 tiles around them, so the multiplier is one compact area instead of
+      spreading across the die.
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge
       (a block: three edges when :attr:`pipelined`).
       With tables, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
