@@ -223,7 +223,9 @@ class KeyMemory(wiring.Component):
     and high halves first.
 
     On ECP5: 8 ``DP16KD`` (a column's high and low halves), port A reading and writing columns,
-    port B writing entries, so that neither write needs a multiplexer. Elsewhere: one
+    port B writing entries, so that neither write needs a multiplexer. On iCE40: 8
+    ``SB_RAM40_4K`` (the same halves), an address register before them, their one write port's
+    address and data multiplexed and a column write masking the other columns. Elsewhere: one
     :class:`~amaranth.lib.memory.Memory` (Yosys maps it to 8 ``SB_RAM40_4K`` on iCE40) with one
     write port, whose data and address are multiplexed between the two writes.
     """
@@ -259,6 +261,37 @@ class KeyMemory(wiring.Component):
                               "we": self.entry_we, "di": self.entry_data[bits]},
                     }, next(sites))
                     m.d.comb += self.read_data[bits].eq(data_out[:16])
+            return m
+
+        if uses_sb_ram40_4k(platform):
+            # By hand, as in RegisteredRam: an address register, then the RAMs' output latches;
+            # one write port, whose address, data and bit mask choose between the two writes
+            # (Yosys' mapping of the Memory below emulates its read-during-write behaviour with
+            # a flip-flop and a LUT per bit).
+            address = Signal(6, reset_less=True)
+            with m.If(self.read_en):
+                m.d.sync += address.eq(self.read_addr)
+            write_addr = Signal(6)
+            m.d.comb += write_addr.eq(Mux(self.entry_we, self.entry_addr, self.read_addr))
+            write_en = self.entry_we | (self.column_we.any() & self.read_en)
+            for column in range(4):
+                top = 32 * (4 - column)
+                keep = Signal(name=f"keep_{column}")    # MASK: 1 leaves a bit unwritten
+                m.d.comb += keep.eq(~self.entry_we & ~self.column_we[column])
+                for half in (0, 16):
+                    bits = slice(top - 32 + half, top - 16 + half)
+                    data_out = Signal(16, name=f"rdata{column}_{half}")
+                    data_in = Signal(16, name=f"wdata{column}_{half}")
+                    m.d.comb += data_in.eq(Mux(self.entry_we, self.entry_data[bits],
+                                               self.column_data[half:half + 16]))
+                    m.submodules[f"ram{column}_{half}"] = Instance(
+                        "SB_RAM40_4K", p_READ_MODE=0, p_WRITE_MODE=0,
+                        i_RCLK=ClockSignal("sync"), i_RCLKE=C(1), i_RE=self.read_en,
+                        i_RADDR=Cat(address, C(0, 5)), o_RDATA=data_out,
+                        i_WCLK=ClockSignal("sync"), i_WCLKE=write_en, i_WE=write_en,
+                        i_WADDR=Cat(write_addr, C(0, 5)), i_WDATA=data_in,
+                        i_MASK=keep.replicate(16))
+                    m.d.comb += self.read_data[bits].eq(data_out)
             return m
 
         m.submodules.keys = keys = memory.Memory(shape=unsigned(128), depth=64, init=[],

@@ -29,7 +29,7 @@ from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 from cores.sim import simulator_with_reset
 
-from .cell_models import dp16kd_model   # noqa: F401 (a fixture)
+from .cell_models import block_ram_models, dp16kd_model   # noqa: F401 (fixtures)
 from .helpers import LoadKey, Process, expected_results, simulate_cipher
 from .nist import aesavs_ecb_vectors
 
@@ -274,6 +274,31 @@ def test_ecp5_form_with_a_model_of_dp16kd(key_bits, dp16kd_model):
     run = simulate_cipher(core, operations, rng=rng, max_gap=2, max_stall=40)
     assert dp16kd_model.instances == 26
     assert dp16kd_model.sites == [None] * 26        # placed by nextpnr on a 25F
+    assert_clean_run(run, key_bits, operations)
+
+
+class ICE40:
+    family = "ice40"
+
+
+class ICE40Form(ECP5Form):
+    """The core as it is built for an iCE40 device: S-box tables, and the round keys in
+    ``SB_RAM40_4K`` instances (:class:`~cores.block_ram.KeyMemory`)."""
+    device = ICE40
+
+
+@pytest.mark.parametrize("key_bits", [
+    128, pytest.param(192, marks=pytest.mark.slow), pytest.param(256, marks=pytest.mark.slow)])
+def test_ice40_form_with_a_model_of_sb_ram40_4k(key_bits, block_ram_models):
+    """The FIPS-197 vector and random blocks both ways, with back-pressure, through the 8
+    SB_RAM40_4K instances of the round-key memory."""
+    vector = FIPS197_APPENDIX_C[KEY_SIZES.index(key_bits)]
+    rng = random.Random(f"ice40-{key_bits}")
+    operations = [LoadKey(vector.key), Process(vector.plaintext),
+                  Process(vector.ciphertext, True)]
+    operations += random_operations(rng, key_bits, keys=2, blocks=4)
+    run = simulate_cipher(ICE40Form(key_bits), operations, rng=rng, max_gap=2, max_stall=40)
+    assert block_ram_models == {"DP16KD": 0, "SB_RAM40_4K": 8}
     assert_clean_run(run, key_bits, operations)
 
 
