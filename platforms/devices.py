@@ -13,12 +13,12 @@ before place-and-route. A variant is a subclass that changes the part and its ca
 from __future__ import annotations
 
 from amaranth.build import Attrs, Clock, Pins, Resource, Subsignal
-from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Signal
 from amaranth.lib import io
 from amaranth.vendor import LatticeECP5Platform, LatticeICE40Platform
 
 
-__all__ = ["BareDevice", "ICE40UP5K", "ICE40HX8K", "ECP5_25F", "ECP5_85F", "DEVICES",
+__all__ = ["BareDevice", "PowerOnReset", "ICE40UP5K", "ICE40HX8K", "ECP5_25F", "ECP5_85F", "DEVICES",
            "DEFAULT_DEVICES", "get_device"]
 
 
@@ -52,6 +52,32 @@ class BareDevice:
             ]
 
 
+class PowerOnReset(Elaboratable):
+    """A reset held for at least ``cycles`` edges of its ``power_on`` clock domain after
+    configuration, then low for good, from flip-flops whose initial value is 0 (all an iCE40
+    has): a timer counting 2^n >= ``cycles`` edges, whose top bit says it is done, and
+    ``reset``, a flip-flop of "still counting", so the reset leaves a flip-flop with no LUT after
+    it. ``reset`` is low until the first edge.
+
+    ``clk`` is the clock the timer counts (a reset-less domain of the module's own)."""
+    def __init__(self, cycles: int):
+        if not isinstance(cycles, int) or cycles < 1:
+            raise ValueError(f"cycles must be a positive integer, not {cycles!r}")
+        self.cycles = cycles
+        self.clk = Signal()
+        self.reset = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.power_on = ClockDomain(reset_less=True, local=True)
+        m.d.comb += ClockSignal("power_on").eq(self.clk)
+        count = Signal(max(self.cycles - 1, 1).bit_length() + 1)
+        with m.If(~count[-1]):
+            m.d.power_on += count.eq(count + 1)
+        m.d.power_on += self.reset.eq(~count[-1])
+        return m
+
+
 class _BareICE40(BareDevice, LatticeICE40Platform):
     family = "ice40"
     target_mhz = 100
@@ -74,20 +100,13 @@ class _BareICE40(BareDevice, LatticeICE40Platform):
         m = Module()
         m.submodules.clk_buffer = clk_buffer = io.Buffer("i", self.request(self.default_clk,
                                                                             dir="-"))
-        m.domains.power_on = ClockDomain(reset_less=True, local=True)
+        m.submodules.power_on = power_on = PowerOnReset(
+            int(self.reset_seconds * self.default_clk_frequency))
         m.domains.sync = ClockDomain()
-        # The timer counts 2^n edges (at least the reset time); its top bit says it is done,
-        # so the reset flip-flop's input is one LUT from one counter bit.
-        cycles = int(self.reset_seconds * self.default_clk_frequency)
-        count = Signal(max(cycles - 1, 1).bit_length() + 1)
-        counting = Signal()
-        with m.If(~count[-1]):
-            m.d.power_on += count.eq(count + 1)
-        m.d.power_on += counting.eq(~count[-1])
         m.d.comb += [
-            ClockSignal("power_on").eq(clk_buffer.i),
+            power_on.clk.eq(clk_buffer.i),
             ClockSignal("sync").eq(clk_buffer.i),
-            ResetSignal("sync").eq(counting),
+            ResetSignal("sync").eq(power_on.reset),
         ]
         return m
 

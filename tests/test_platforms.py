@@ -18,7 +18,7 @@ from scripts.flow.build import (BOARD_CORE_PATH, MEASURE_CORE_PATH, build_board,
                                 measure_device)
 import cores.catalog
 from cores.catalog import DEFAULT_CORE, configurations, parse_config
-from platforms.devices import DEVICES, get_device
+from platforms.devices import DEVICES, PowerOnReset, get_device
 from platforms.harness import BareDeviceTop, MeasurementHarness, harness_widths
 from platforms.selftest import SelfTestTop
 from .toy_cipher import ToyCipher
@@ -104,6 +104,35 @@ def test_devices_are_the_four_targets():
 
 
 # --- harness ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cycles", [1, 5, 8, 1500])
+def test_power_on_reset_holds_at_least_its_cycles_then_releases_for_good(cycles):
+    """The bare iCE40 devices' reset: low before the first edge (flip-flops start at 0), then
+    high for at least `cycles` edges (and less than twice as many), then low for good."""
+    reset = PowerOnReset(cycles)
+    levels = []
+
+    async def testbench(ctx):
+        for _ in range(2 * cycles + 8):
+            levels.append(ctx.get(reset.reset))
+            ctx.set(reset.clk, 1)
+            await ctx.delay(1e-9)
+            ctx.set(reset.clk, 0)
+            await ctx.delay(1e-9)
+
+    simulator = Simulator(reset)
+    simulator.add_testbench(testbench)
+    simulator.run()
+    high = [index for index, level in enumerate(levels) if level]
+    assert levels[0] == 0 and high == list(range(1, 1 + len(high)))
+    assert cycles <= len(high) < 2 * cycles + 1
+    assert levels[-1] == 0
+
+
+def test_power_on_reset_rejects_a_bad_count():
+    with pytest.raises(ValueError, match="cycles"):
+        PowerOnReset(0)
+
 
 def test_harness_widths():
     # key payload + valid, input block + decrypt + valid, output ready; output payload + valid,
