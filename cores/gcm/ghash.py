@@ -112,21 +112,22 @@ def _digit_degrees(digit, width: int) -> list:
 #: Copies of the pipelined GHASH's loop register on ECP5, each feeding the AND
 #: terms of ``128 / COPIES`` bits of the product.
 COPIES = 8
-#: The pipelined GHASH's floorplan on the ECP5 85F die: the logic tiles of columns ``x`` 23 to
-#: 102 and the 56 rows ``y`` from 2 to 62 that have logic tiles (rows 10, 22, 34, 46 and 58
+#: The pipelined GHASH's floorplan on the ECP5 85F die: the logic tiles of columns ``x`` 31 to
+#: 94 and the first 54 rows ``y`` from 2 up that have logic tiles (rows 10, 22, 34, 46 and 58
 #: hold block RAMs and DSPs), below the pipelined AES (whose RAMs fill rows 70 and 82, see
-#: :func:`~cores.aes.pipelined.ecp5_85f_floorplan`), cut into a 20 x 7 grid of blocks of 4 x 8
-#: tiles. The 4 x 2 blocks in the middle hold the loop register's copies, two tiles a bit (four
+#: :func:`~cores.aes.pipelined.ecp5_85f_floorplan`), cut into a 16 x 9 grid of blocks of 4 x 6
+#: tiles. The 4 x 3 blocks in the middle hold the loop register's copies, two tiles a bit (four
 #: copies in each); the others, nearest the middle first, hold the matrix row of one product
-#: bit each (its 128 flip-flops, 4 a tile), beside which the placer builds that bit's AND/XOR
-#: tree. Half of each tile's flip-flops stay free: with all eight used (a square of 48 x 48
-#: tiles) the router made no headway.
-FLOORPLAN_85F_COLUMNS = range(23, 103)
+#: bit each (its 128 flip-flops, at most 6 a tile), beside which the placer builds that bit's
+#: AND/XOR tree. Some of each tile's flip-flops stay free: with all eight used (a square of
+#: 48 x 48 tiles) the router made no headway, and with four (80 x 56 tiles) the multiplier
+#: spread out again.
+FLOORPLAN_85F_COLUMNS = range(31, 95)
 FLOORPLAN_85F_ROWS = [y for y in range(2, 63) if y not in (10, 22, 34, 46, 58)]
-_BLOCK = (4, 8)             # tiles across, tiles up
-_GRID = (20, 7)             # blocks across, blocks up
-_MIDDLE = (range(8, 12), range(2, 4))       # the copies' blocks
-_USED = 4                   # flip-flops used in a tile
+_BLOCK = (4, 6)             # tiles across, tiles up
+_GRID = (16, 9)             # blocks across, blocks up
+_MIDDLE = (range(6, 10), range(3, 6))       # the copies' blocks
+_USED = 6                   # flip-flops used in a tile
 
 
 def _tile_block(bx: int, by: int) -> list:
@@ -137,7 +138,7 @@ def _tile_block(bx: int, by: int) -> list:
 
 
 def _flip_flops(x: int, y: int) -> list:
-    """The ``BEL`` names of the flip-flops used in tile ``(x, y)`` (those of slices A and B)."""
+    """The ``BEL`` names of the flip-flops used in tile ``(x, y)`` (those of slices A to C)."""
     return [f"X{x}/Y{y}/SLICE{'ABCD'[k // 2]}.FF{k % 2}" for k in range(_USED)]
 
 
@@ -287,7 +288,7 @@ class GHASH(wiring.Component):
       (``TRELLIS_FF`` instances), each driving the AND terms of 16 bits of the product; on
       the 85F die the core places them, and the matrix's flip-flops, by hand
       (:data:`FLOORPLAN_85F_ROWS`): the copies in the middle, each product bit's matrix row
-      in a block of 4 x 8 tiles around them, so the multiplier is one compact area instead of
+      in a block of 4 x 6 tiles around them, so the multiplier is one compact area instead of
       spreading across the die.
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge
       (a block: three edges when :attr:`pipelined`).
