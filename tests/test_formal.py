@@ -76,6 +76,7 @@ CASES = [
     Case("present-80:rounds_per_cycle=4", slow=True),
     Case("present-80:rounds_per_cycle=8", slow=True),
     Case("present-128:rounds_per_cycle=31", slow=True),
+    Case("present-keytable-80", slow=True),                 # round keys in block RAM: 49 s
     Case("aes-192", witness_nomem=True, slow=True),
     Case("aes-256", witness_nomem=True, slow=True),
     Case("aes-128:sbox=logic", witness_nomem=True, slow=True),
