@@ -358,32 +358,6 @@ def test_pipelined_ghash_on_ecp5_runs_in_icarus(tmp_path, monkeypatch):
     assert "DONE errors=0" in output, output
 
 
-def test_pipelined_ghash_is_placed_by_hand_on_the_85f():
-    """On the ECP5 85F die the pipelined GHASH places its flip-flops: each bit's copies of the
-    loop register in two logic tiles of their own, each matrix row in 22 tiles of its own, no
-    two on one site and none in a row of block RAMs or DSPs."""
-    from amaranth.back import rtlil
-
-    from cores.gcm.ghash import COPIES, floorplan_85f_matrix_sites, floorplan_85f_sites
-
-    def tiles(sites):
-        return {site.rsplit("/", 1)[0] for site in sites}
-    copies, rows = floorplan_85f_sites(), floorplan_85f_matrix_sites()
-    assert [len(bit) for bit in copies] == [COPIES] * 128 and \
-        [len(tiles(bit)) for bit in copies] == [2] * 128
-    assert [len(row) for row in rows] == [128] * 128 and \
-        [len(tiles(row)) for row in rows] == [22] * 128
-    sites = [site for group in copies + rows for site in group]
-    assert len(set(sites)) == len(sites) == 128 * (COPIES + 128)
-    assert not any(int(re.search(r"/Y(\d+)", site).group(1)) in (10, 22, 34, 46, 58, 70, 82)
-                   for site in sites)
-
-    class ECP5_85F:
-        family, device = "ecp5", "LFE5U-85F"
-    text = rtlil.convert(GHASH(digit_bits=128, multiplier="logic"), platform=ECP5_85F())
-    assert sorted(re.findall(r'attribute \\BEL "([^"]+)"', text)) == sorted(sites)
-
-
 @pytest.mark.parametrize(("multiplier", "digit_bits"), [("logic", 16), ("bram", 16),
                                                       ("mixed", 16), ("logic", 128)])
 def test_ghash_final_adds_without_multiplying(multiplier, digit_bits):

@@ -36,7 +36,7 @@ from .field import BLOCK_BITS, reduce_wide, times_x_power
 
 
 __all__ = ["DIGIT_BITS", "MULTIPLIERS", "GHASHRequest", "GHASH", "check_digit_bits",
-           "check_multiplier", "floorplan_85f_sites", "floorplan_85f_matrix_sites"]
+           "check_multiplier"]
 
 
 #: The digit sizes a :class:`GHASH` can be built with (bits of the operand consumed per cycle).
@@ -112,81 +112,6 @@ def _digit_degrees(digit, width: int) -> list:
 #: Copies of the pipelined GHASH's loop register on ECP5, each feeding the AND
 #: terms of ``128 / COPIES`` bits of the product.
 COPIES = 8
-#: The pipelined GHASH's floorplan on the ECP5 85F die: the logic tiles of columns ``x`` 31 to
-#: 94 and the first 54 rows ``y`` from 2 up that have logic tiles (rows 10, 22, 34, 46 and 58
-#: hold block RAMs and DSPs), below the pipelined AES (whose RAMs fill rows 70 and 82, see
-#: :func:`~cores.aes.pipelined.ecp5_85f_floorplan`), cut into a 16 x 9 grid of blocks of 4 x 6
-#: tiles. The 4 x 3 blocks in the middle hold the loop register's copies, two tiles a bit (four
-#: copies in each); the others, nearest the middle first, hold the matrix row of one product
-#: bit each (its 128 flip-flops, at most 6 a tile), beside which the placer builds that bit's
-#: AND/XOR tree. Some of each tile's flip-flops stay free: with all eight used (a square of
-#: 48 x 48 tiles) the router made no headway, and with four (80 x 56 tiles) the multiplier
-#: spread out again.
-FLOORPLAN_85F_COLUMNS = range(31, 95)
-FLOORPLAN_85F_ROWS = [y for y in range(2, 63) if y not in (10, 22, 34, 46, 58)]
-_BLOCK = (4, 6)             # tiles across, tiles up
-_GRID = (16, 9)             # blocks across, blocks up
-_MIDDLE = (range(6, 10), range(3, 6))       # the copies' blocks
-_USED = 6                   # flip-flops used in a tile
-
-
-def _tile_block(bx: int, by: int) -> list:
-    """The tiles ``(x, y)`` of block ``(bx, by)`` of the grid, row by row."""
-    width, height = _BLOCK
-    return [(FLOORPLAN_85F_COLUMNS[width * bx + i], FLOORPLAN_85F_ROWS[height * by + j])
-            for j in range(height) for i in range(width)]
-
-
-def _flip_flops(x: int, y: int) -> list:
-    """The ``BEL`` names of the flip-flops used in tile ``(x, y)`` (those of slices A to C)."""
-    return [f"X{x}/Y{y}/SLICE{'ABCD'[k // 2]}.FF{k % 2}" for k in range(_USED)]
-
-
-def floorplan_85f_sites(bits: int = BLOCK_BITS) -> list:
-    """nextpnr ``BEL`` names of the flip-flops that hold the copies of the loop register on the
-    ECP5 85F die (see :data:`FLOORPLAN_85F_ROWS`): entry ``i`` lists, for copy ``k``, the
-    flip-flop of bit ``i`` (copies 0 to 3 in one tile, 4 to 7 in the next)."""
-    width, height = _BLOCK
-    columns, rows = _MIDDLE
-    tiles = [(FLOORPLAN_85F_COLUMNS[width * columns[0] + i],
-              FLOORPLAN_85F_ROWS[height * rows[0] + j])
-             for j in range(height * len(rows)) for i in range(width * len(columns))]
-    per_tile = COPIES // 2
-    if 2 * bits > len(tiles):
-        raise ValueError(f"the floorplan has {len(tiles)} tiles for copies, not {2 * bits}")
-    return [_flip_flops(*tiles[2 * i])[:per_tile] + _flip_flops(*tiles[2 * i + 1])[:per_tile]
-            for i in range(bits)]
-
-
-def floorplan_85f_matrix_sites(bits: int = BLOCK_BITS) -> list:
-    """nextpnr ``BEL`` names of the matrix's flip-flops on the ECP5 85F die: entry ``i`` lists
-    row ``i`` (bit ``i`` of every column, column ``p`` at index ``p``), in a block of its own
-    (see :data:`FLOORPLAN_85F_ROWS`); the blocks nearest the middle first, so consecutive rows
-    (which the generator chains) are mostly neighbours."""
-    import math
-    width, height = _BLOCK
-    middle_x = (FLOORPLAN_85F_COLUMNS[width * _MIDDLE[0][0]] +
-                FLOORPLAN_85F_COLUMNS[width * (_MIDDLE[0][-1] + 1) - 1]) / 2
-    middle_y = (FLOORPLAN_85F_ROWS[height * _MIDDLE[1][0]] +
-                FLOORPLAN_85F_ROWS[height * (_MIDDLE[1][-1] + 1) - 1]) / 2
-
-    def centre(block):
-        tiles = _tile_block(*block)
-        return (sum(x for x, _ in tiles) / len(tiles) - middle_x,
-                sum(y for _, y in tiles) / len(tiles) - middle_y)
-    outer = [(bx, by) for by in range(_GRID[1]) for bx in range(_GRID[0])
-             if not (bx in _MIDDLE[0] and by in _MIDDLE[1])]
-    outer.sort(key=lambda b: (round(math.hypot(*centre(b)) / 8), math.atan2(*centre(b)[::-1])))
-    if bits > len(outer):
-        raise ValueError(f"the floorplan has {len(outer)} blocks for matrix rows, not {bits}")
-    return [[site for x, y in _tile_block(*block) for site in _flip_flops(x, y)][:BLOCK_BITS]
-            for block in outer[:bits]]
-
-
-def on_85f(platform) -> bool:
-    """Whether ``platform`` is an ECP5 85F die, where the pipelined GHASH is placed by hand."""
-    return str(getattr(platform, "family", "")).lower() == "ecp5" and \
-        str(getattr(platform, "device", "")).endswith("-85F")
 
 
 def _copies(m, platform, name: str, value, *, enable, clear=None) -> list:
@@ -195,11 +120,7 @@ def _copies(m, platform, name: str, value, *, enable, clear=None) -> list:
 
     On ECP5 they are ``TRELLIS_FF`` instances marked ``keep``: registers with the same inputs
     would be merged into one by synthesis (``opt_merge``), and a ``keep`` on a signal does not
-    stop it. On the 85F die each bit's copies share a tile in the middle of the multiplier
-    (:func:`floorplan_85f_sites`), so the LUT that forms a bit reaches its copies in one short
-    hop: left to itself nextpnr placed copies far from the trees they feed and from the bits'
-    roots (at 4f75384, seed 1: 5.5 ns from a root to a copy, 2.5 ns from a copy to a tree).
-    Elsewhere (and in simulation) one register stands for all the copies."""
+    stop it. Elsewhere (and in simulation) one register stands for all the copies."""
     if str(getattr(platform, "family", "")).lower() != "ecp5":
         register = Signal(len(value), name=name)
         with m.If(enable):
@@ -208,9 +129,6 @@ def _copies(m, platform, name: str, value, *, enable, clear=None) -> list:
             with m.If(clear):
                 m.d.sync += register.eq(0)
         return [register] * COPIES
-    sites = None
-    if on_85f(platform):
-        sites = floorplan_85f_sites(len(value))
     d, ce, lsr = Signal(len(value), name=f"{name}_next"), Signal(name=f"{name}_enable"), \
         Signal(name=f"{name}_clear")
     reset = ResetSignal("sync", allow_reset_less=True)
@@ -220,10 +138,9 @@ def _copies(m, platform, name: str, value, *, enable, clear=None) -> list:
     for k in range(COPIES):
         register = Signal(len(value), name=f"{name}_{k}")
         for i in range(len(value)):
-            placement = {} if sites is None else {"a_BEL": sites[i][k]}
             m.submodules[f"{name}_{k}_{i}"] = Instance(
                 "TRELLIS_FF", a_keep=1, p_GSR="DISABLED", p_CEMUX="CE", p_CLKMUX="CLK",
-                p_LSRMUX="LSR", p_SRMODE="LSR_OVER_CE", p_REGSET="RESET", **placement,
+                p_LSRMUX="LSR", p_SRMODE="LSR_OVER_CE", p_REGSET="RESET",
                 i_CLK=ClockSignal("sync"), i_LSR=lsr, i_CE=ce, i_DI=d[i], o_Q=register[i])
         registers.append(register)
     return registers
@@ -285,11 +202,7 @@ class GHASH(wiring.Component):
       blocks transfer on every edge. It multiplies by a matrix of ``H * x**j`` held in 16,384
       flip-flops, filled a column an edge in the 128 edges after ``H`` is loaded (``busy``
       high, ``h_load_cycles`` = 129). On ECP5 the loop register is held in eight copies
-      (``TRELLIS_FF`` instances), each driving the AND terms of 16 bits of the product; on
-      the 85F die the core places them, and the matrix's flip-flops, by hand
-      (:data:`FLOORPLAN_85F_ROWS`): the copies in the middle, each product bit's matrix row
-      in a block of 4 x 6 tiles around them, so the multiplier is one compact area instead of
-      spreading across the die.
+      (``TRELLIS_FF`` instances), each driving the AND terms of 16 bits of the product.
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge
       (a block: three edges when :attr:`pipelined`).
       With tables, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
@@ -496,21 +409,9 @@ class GHASH(wiring.Component):
             m.d.sync += [generator.eq(self.h.payload), settling.eq(BLOCK_BITS), filling.eq(1)]
         with m.Elif(filling):
             m.d.sync += [generator.eq(times_x_power(generator, 1)), settling.eq(settling - 1),
-                         filling.eq(settling != 1)]
-        if on_85f(platform):
-            # Each row of the matrix in a block of its own (floorplan_85f_matrix_sites).
-            for i, row in enumerate(floorplan_85f_matrix_sites()):
-                for p in range(BLOCK_BITS):
-                    source = generator[i] if p == 0 else columns[p - 1][i]
-                    m.submodules[f"h_column{p}_{i}"] = Instance(
-                        "TRELLIS_FF", a_keep=1, a_BEL=row[p], p_GSR="DISABLED", p_CEMUX="CE",
-                        p_CLKMUX="CLK", p_LSRMUX="LSR", p_REGSET="RESET",
-                        i_CLK=ClockSignal("sync"), i_LSR=C(0, 1), i_CE=filling, i_DI=source,
-                        o_Q=columns[p][i])
-        else:
-            with m.If(filling):
-                m.d.sync += columns[0].eq(generator)
-                m.d.sync += [columns[p].eq(columns[p - 1]) for p in range(1, BLOCK_BITS)]
+                         filling.eq(settling != 1),
+                         columns[0].eq(generator)]
+            m.d.sync += [columns[p].eq(columns[p - 1]) for p in range(1, BLOCK_BITS)]
 
         def times_h(copies, name):
             """The product of the value held in ``copies`` and H: the XOR of the columns
