@@ -374,24 +374,10 @@ class GHASH(wiring.Component):
         register is held in :data:`COPIES` copies, each feeding the AND terms of
         ``128 / COPIES`` bits of the product: one register feeding all 128 trees made the net
         spread over the whole multiplier, the slowest part of the loop.
-
-        The tree's root (``T * H ^ addend``) drives the copies and one more register, the
-        result behind ``operand``, and nothing else: no multiplexer for ``operand`` and no
-        ``V`` is formed from the product, so placement keeps the root between the trees and
-        the copies (a root that also fed ``operand`` and ``V`` sat away from both, and the
-        loop crossed the multiplier twice). For that, every block's sum goes through the same
-        XOR: a ``final`` block loads only the result register (with ``V`` as its state, ``T``
-        is cleared first: its value no longer counts), and a ``final`` block with ``first``
-        shows its block from a register of its own. A new ``H`` keeps ``Y`` by loading
-        ``T * H ^ addend`` into the copies on the edge after the transfer (the columns still
-        hold the old ``H`` then) and ``V`` from a copy, minus the same addend, on the next:
-        both within the ``busy`` cycles of the fill.
         """
         request = self.input.payload
         restoring = Signal()
         m.d.comb += restoring.eq(self.restore.valid & self.restore.ready)
-        loading_h = Signal()
-        m.d.comb += loading_h.eq(self.h.valid & self.h.ready)
 
         # Multiplying by H is a 128 x 128 bit matrix; `columns[p]`, the column that multiplies
         # bit p of the operand, is H * x**(127 - p). After H is loaded, a register runs through
@@ -405,7 +391,7 @@ class GHASH(wiring.Component):
         generator = Signal(BLOCK_BITS, reset_less=True)     # H * x**t while the columns fill
         settling = Signal(range(BLOCK_BITS + 1))
         filling = Signal()
-        with m.If(loading_h):
+        with m.If(self.h.valid & self.h.ready):
             m.d.sync += [generator.eq(self.h.payload), settling.eq(BLOCK_BITS), filling.eq(1)]
         with m.Elif(filling):
             m.d.sync += [generator.eq(times_x_power(generator, 1)), settling.eq(settling - 1),
@@ -429,11 +415,6 @@ class GHASH(wiring.Component):
             m.d.comb += product.eq(Cat(*slices))
             return product
 
-        def own_slices(copies):
-            """The value held in ``copies``, each slice read from the copy that serves it."""
-            share = BLOCK_BITS // len(copies)
-            return Cat(*(copy[share * k:share * (k + 1)] for k, copy in enumerate(copies)))
-
         # The register T in copies, the product T * H (Y), and the state shown.
         loop = Signal(BLOCK_BITS)
         clear, multiplying = Signal(), Signal()
@@ -443,19 +424,10 @@ class GHASH(wiring.Component):
         stale = Signal(init=1)
         state = Signal(BLOCK_BITS)
         m.d.comb += state.eq(Mux(stale, saved, product))
-
-        # A new H: unless V is the state already, Y (T * H ^ addend on the edge after, a
-        # register T no block needs any more) then becomes V, the addend taken off again.
-        capture, capturing, captured = Signal(), Signal(), Signal()
-        m.d.comb += capture.eq(loading_h & ~stale & ~restoring)   # T loads on the next edge
-        m.d.sync += [capturing.eq(capture), captured.eq(capturing)]   # and V on the one after
-        addend = Signal(BLOCK_BITS, reset_less=True)
         with m.If(restoring):
             m.d.sync += [saved.eq(self.restore.payload), stale.eq(1)]
-        with m.Elif(loading_h):
-            m.d.sync += stale.eq(1)
-        with m.Elif(captured):
-            m.d.sync += saved.eq(own_slices(copies) ^ addend)
+        with m.Elif(self.h.valid & self.h.ready):
+            m.d.sync += [saved.eq(state), stale.eq(1)]      # Y is kept over the new matrix
 
         # Stage 1, the transfer edge: the block.
         pending = Signal()
@@ -466,30 +438,26 @@ class GHASH(wiring.Component):
             m.d.sync += [block.eq(request.block), first.eq(request.first),
                          final.eq(request.final)]
 
-        # Stage 2: the addend; a block that starts a hash clears T (after any block before
-        # it), and so does a final block while V is the state (T does not count then).
-        m.d.comb += clear.eq(pending & (stale | (first & ~final)))
+        # Stage 2: the addend; a block that starts a hash clears T (after any block before it).
+        starts = Signal()
+        m.d.comb += [starts.eq(first | stale),
+                     clear.eq(pending & ~final & starts)]
+        addend = Signal(BLOCK_BITS, reset_less=True)
         later_block = Signal(BLOCK_BITS, reset_less=True)
-        adding, shows_block = Signal(), Signal()
-        with m.If(pending):
-            m.d.sync += addend.eq(block ^ Mux(stale & ~first, saved, 0))
-        m.d.sync += [later_block.eq(block), shows_block.eq(first & final),
-                     adding.eq(pending), multiplying.eq((pending & ~final) | capture)]
+        adding, later_first, later_stale = Signal(), Signal(), Signal()
+        m.d.sync += [addend.eq(block ^ Mux(stale & ~first, saved, 0)),
+                     later_block.eq(block), later_first.eq(first), later_stale.eq(stale),
+                     adding.eq(pending), multiplying.eq(pending & ~final)]
         with m.If(pending & ~final):
             m.d.sync += stale.eq(0)
 
-        # Stage 3, the loop: T <- T * H ^ X (T * H is 0 after a clear); the sum is the result.
-        result = Signal(BLOCK_BITS)
-        shown_block = Signal(BLOCK_BITS, reset_less=True)   # the sum of a first, final block
-        showing_block = Signal()
+        # Stage 3, the loop: T <- T * H ^ X (T * H is 0 after a clear).
         m.d.comb += loop.eq(product ^ addend)
         with m.If(adding):
-            m.d.sync += [result.eq(loop), showing_block.eq(shows_block)]
-        with m.If(adding & shows_block):
-            m.d.sync += shown_block.eq(later_block)
+            m.d.sync += operand.eq(Mux(later_first, 0, Mux(later_stale, saved, product)) ^
+                                   later_block)
 
-        m.d.comb += [operand.eq(Mux(showing_block, shown_block, result)),
-                     accumulator.eq(state),
+        m.d.comb += [accumulator.eq(state),
                      busy.eq(pending | adding | filling),
                      holds_input.eq(filling)]
 
