@@ -25,7 +25,8 @@ from .toy_cipher import TOY_ENTRY
 #: ``-m slow``; the default run keeps at least one of each architecture.
 SLOW_CONFIGS = {"aes-pipelined-192", "aes-pipelined-256", "aes-ttable-192:tables=sbox",
                 "aes-ttable-256:tables=sbox", "aes-compact-256", "aes-compact-192:decrypt=no",
-                "aes-compact-256:decrypt=no"} | {
+                "aes-compact-256:decrypt=no", "present-keytable-128",
+                "present-keytable-128:decrypt=no"} | {
     f"aes-{bits}:{sbox}decrypt=no" for bits in (128, 192, 256)
     for sbox in ("", "sbox=logic,", "sbox=boolean,")} - {"aes-128:decrypt=no"}
 CONFIGS = configurations() + [TOY_ENTRY.config()]
