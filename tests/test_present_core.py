@@ -116,41 +116,32 @@ class ICE40:
     family = "ice40"
 
 
-class ICE40Form(PRESENT):
-    """The core as it is built for an iCE40 device, where the final key register is copied
-    from K rather than from K's next value, and `key_loaded` is an ``SB_LUT4`` cell (simulated
-    with :class:`~tests.cell_models.LUTCellModel`)."""
-    def elaborate(self, platform):
-        return super().elaborate(ICE40())
-
-
-@pytest.mark.parametrize("key_bits, rounds_per_cycle", [(80, 1), (128, 1), (80, 4)])
-def test_ice40_form_matches_reference(key_bits, rounds_per_cycle, lut_cells):
-    config, operations, _ = random_run(key_bits, rounds_per_cycle)
-    run = simulate_cipher(ICE40Form(key_bits, rounds_per_cycle=rounds_per_cycle), operations)
-    assert run.results == expected_results(config, operations)
-
-
 class ECP5:
     """Stands for an ECP5 platform where only its ``family`` is read."""
     family = "ecp5"
 
 
-class ECP5Form(PRESENT):
-    """The core as it is built for an ECP5 device: state and key bits of LUT4 and PFUMX cells
-    (:mod:`cores.lut`), simulated with :class:`~tests.cell_models.LUTCellModel`."""
+class DeviceForm(PRESENT):
+    """The core as it is built for ``device``: on iCE40 the final key register copied from K
+    rather than from K's next value and `key_loaded` an ``SB_LUT4`` cell; on ECP5 state and key
+    bits of LUT4 and PFUMX cells (:mod:`cores.lut`); the cells simulated with
+    :class:`~tests.cell_models.LUTCellModel`."""
+    def __init__(self, device, key_bits, rounds_per_cycle):
+        self._device = device
+        super().__init__(key_bits, rounds_per_cycle=rounds_per_cycle)
+
     def elaborate(self, platform):
-        return super().elaborate(ECP5())
+        return super().elaborate(self._device())
 
 
+@pytest.mark.parametrize("device", [ICE40, ECP5], ids=["ice40", "ecp5"])
 @pytest.mark.parametrize("key_bits, rounds_per_cycle", [(80, 1), (128, 1), (80, 4)])
-def test_ecp5_form_matches_reference(key_bits, rounds_per_cycle, lut_cells):
+def test_device_form_matches_reference(device, key_bits, rounds_per_cycle, lut_cells):
     config, operations, _ = random_run(key_bits, rounds_per_cycle)
-    run = simulate_cipher(ECP5Form(key_bits, rounds_per_cycle=rounds_per_cycle), operations)
-    assert run.results == expected_results(config, operations)
     vectors = vector_operations(config)
-    run = simulate_cipher(ECP5Form(key_bits, rounds_per_cycle=rounds_per_cycle), vectors)
-    assert run.results == expected_results(config, vectors)
+    for ops in (operations, vectors):
+        run = simulate_cipher(DeviceForm(device, key_bits, rounds_per_cycle), ops)
+        assert run.results == expected_results(config, ops)
 
 
 @pytest.mark.slow

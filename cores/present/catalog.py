@@ -23,45 +23,41 @@ PAPERS = (
                 fmax_mhz=212.13, throughput_mbps=411.41, latency=33, cycles_per_block=33),
 )
 
+def _entry(**fields) -> CipherEntry:
+    """A PRESENT architecture: what every one shares (reference model, block and key sizes,
+    the paper's vectors) and ``fields``."""
+    return CipherEntry(encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+                       block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
+                       vectors=PAPER_VECTORS, **fields)
+
+
 CATALOG = (
-    CipherEntry(
+    _entry(
         name="present", title="PRESENT", component=PRESENT,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
         description="CHES 2007, integrated encrypt/decrypt round core",
         options=(CoreOption("rounds_per_cycle", int, 1, ROUNDS_PER_CYCLE,
                             "PRESENT rounds per clock"),
                  CoreOption("decrypt", bool, True, (True, False),
                             "include the decryption datapath")),
-        vectors=PAPER_VECTORS,
         papers=PAPERS,
         report_defaults=("present-80", "present-128")),
-    CipherEntry(
+    _entry(
         name="present-keytable", title="PRESENT-keytable", component=KeyTablePRESENT,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
         description="round core, the 32 round keys in block RAM (expanded once per key)",
         options=(CoreOption("decrypt", bool, True, (True, False),
                             "include the decryption datapath"),),
-        vectors=PAPER_VECTORS,
         report_defaults=("present-keytable-80",)),
-    CipherEntry(
+    _entry(
         name="present-serial", title="PRESENT-serial", component=SerialPRESENT,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
         description="one S-box, the key schedule a bit per clock: for the smallest devices",
         options=(CoreOption("decrypt", bool, True, (True, False),
                             "include the decryption datapath and the final-key ring"),),
-        vectors=PAPER_VECTORS,
         report_defaults=("present-serial-80", "present-serial-80:decrypt=no")),
-    CipherEntry(
+    _entry(
         name="present-pipelined", title="PRESENT-pipelined", component=PipelinedPRESENT,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=BLOCK_BITS, key_bits=KEY_SIZES, default_key_bits=80,
         description="31 rounds unrolled, a register after each: one block per clock",
         options=(CoreOption("decrypt", bool, True, (True, False),
                             "include the decryption rounds (each block picks its direction)"),),
-        vectors=PAPER_VECTORS,
         # Not in the default sweep: it does not fit the UP5K or the ECP5-25F.
         report_defaults=()),
 )
