@@ -111,7 +111,7 @@ def test_classify_cells_ecp5_counts_carry_luts():
     cells = {"LUT4": 10, "CCU2C": 3, "TRELLIS_FF": 7, "DP16KD": 2, "PFUMX": 4,
              "TRELLIS_DPR16X4": 1, "MULT18X18D": 1}
     assert classify_cells(cells, "ecp5") == CellCounts(
-        lut4=10 + 2 * 3 + 4, ff=7, carry=3, bram=2, io=0, other=1)
+        lut4=10 + 2 * 3 + 6, ff=7, carry=3, bram=2, io=0, other=1)
 
 
 def test_classify_cells_ice40():

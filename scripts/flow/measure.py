@@ -256,8 +256,9 @@ def classify_cells(cells: dict, family: str) -> "CellCounts":
     """Sum cells by class for ``family`` (``"ice40"`` or ``"ecp5"``).
 
     Classes: ``lut4`` (4-input LUTs, counting the two LUT4s in each ECP5 ``CCU2C`` carry cell and
-    the four in each ECP5 ``TRELLIS_DPR16X4`` distributed RAM, so that the figure is the number of
-    LUT4 sites used), ``ff``, ``carry`` (``SB_CARRY`` / ``CCU2C`` cells), ``bram``
+    six for each ECP5 ``TRELLIS_DPR16X4`` distributed RAM, so that the figure is the number of
+    LUT4 sites used: its 16 x 4 bits take the four LUT4s of two slices, and its write port the
+    two of a third slice, which nextpnr counts as ``TRELLIS_COMB`` too), ``ff``, ``carry`` (``SB_CARRY`` / ``CCU2C`` cells), ``bram``
     (``SB_RAM40_4K`` / ``DP16KD``), ``io``, and ``other`` for anything else (DSPs, PLLs, ...).
     """
     result = dict.fromkeys(("lut4", "ff", "carry", "bram", "io", "other"), 0)
@@ -270,7 +271,7 @@ def classify_cells(cells: dict, family: str) -> "CellCounts":
         if name == "carry" and family == "ecp5":
             result["lut4"] += 2 * count
         if name == "lutram":
-            result["lut4"] += 4 * count
+            result["lut4"] += 6 * count
             continue
         if name == "widemux":
             continue
