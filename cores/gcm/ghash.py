@@ -202,10 +202,12 @@ class GHASH(wiring.Component):
       and adds (a ``final`` block only adds, to ``operand``). So ``busy`` is high for the two
       cycles after each transfer (:attr:`pipeline_delay`) and ``state`` and ``operand`` hold
       the result from the third edge on; ``input.ready`` does not wait for those cycles, so
-      blocks transfer on every edge. It multiplies by a matrix of ``H * x**j`` held in 16,384
-      flip-flops, filled a column an edge in the 128 edges after ``H`` is loaded (``busy``
-      high, ``h_load_cycles`` = 129). On ECP5 the loop register is held in eight copies
-      (``TRELLIS_FF`` instances), each driving the AND terms of 16 bits of the product.
+      blocks transfer on every edge. It multiplies by ``H`` with a 16-entry table for each
+      nibble of the operand (what that nibble's value contributes to the product; distributed
+      RAM on ECP5, 1,024 ``TRELLIS_DPR16X4``), filled an entry an edge in the 512 edges after
+      ``H`` is loaded (``busy`` high, ``h_load_cycles`` = 513). On ECP5 the loop register is
+      held in eight copies (``TRELLIS_FF`` instances), each addressing the tables of 16 bits of
+      the product.
     * A ``final`` block, a restore and (``"logic"``) loading ``H`` take the one transfer edge
       (a block: three edges when :attr:`pipelined`).
       With tables, loading ``H`` keeps ``busy`` high for the 382 edges that fill the tables.
@@ -367,14 +369,14 @@ class GHASH(wiring.Component):
 
         The loop register holds ``T``, the operand of the last block multiplied (``Y ^ X``),
         not ``Y``: the next block makes it ``T * H ^ X'`` (``Y ^ X'``), so the loop is the
-        matrix's AND/XOR tree on the register, one more XOR with a registered block, and nothing
-        else, and ``Y = T * H`` is that tree's output. A block that starts a hash clears the
+        tables read at the register's nibbles, an XOR tree, one more XOR with a registered
+        block, and nothing else, and ``Y = T * H`` is that tree's output. A block that starts a hash clears the
         register the edge before (a synchronous reset, no multiplexer in the loop) and brings
         the state it starts from in its addend: 0 with ``first``, else ``V``, the state set by
         a restore or kept over a new ``H`` (``stale`` says that ``V``, not ``T * H``, is the
         state). Three edges a block: the transfer registers ``X``; the next forms the addend
         (and clears the register); the third multiplies-and-adds and forms ``operand``. The
-        register is held in :data:`COPIES` copies, each feeding the AND terms of
+        register is held in :data:`COPIES` copies, each addressing the tables of
         ``128 / COPIES`` bits of the product: one register feeding all 128 trees made the net
         spread over the whole multiplier, the slowest part of the loop.
         """
@@ -452,7 +454,7 @@ class GHASH(wiring.Component):
         with m.If(restoring):
             m.d.sync += [saved.eq(self.restore.payload), stale.eq(1)]
         with m.Elif(self.h.valid & self.h.ready):
-            m.d.sync += [saved.eq(state), stale.eq(1)]      # Y is kept over the new matrix
+            m.d.sync += [saved.eq(state), stale.eq(1)]      # Y is kept over the new tables
 
         # Stage 1, the transfer edge: the block.
         pending = Signal()
