@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 
 
 __all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "uses_dp16kd", "ecp5_85f_site",
-           "uses_sb_ram40_4k", "RegisteredRom", "KeyMemory", "RegisteredRam"]
+           "uses_sb_ram40_4k", "sb_ram40_4k", "RegisteredRom", "KeyMemory", "RegisteredRam"]
 
 
 #: Words and bits of a ``DP16KD`` port in its 1024x18 mode.
@@ -53,7 +53,7 @@ def uses_sb_ram40_4k(platform) -> bool:
     return str(getattr(platform, "family", "")).lower() == "ice40"
 
 
-def _sb_ram40_4k(*, read_addr, read_en, read_data, write_addr, write_en, write_data) -> Instance:
+def sb_ram40_4k(*, read_addr, read_en, read_data, write_addr, write_en, write_data) -> Instance:
     """An ``SB_RAM40_4K`` in 256x16 mode (``READ_MODE = WRITE_MODE = 0``), every bit of a word
     written (``MASK`` 0), read on an edge where ``read_en`` is high (``RE``)."""
     def address(value):
@@ -387,7 +387,7 @@ class RegisteredRam(wiring.Component):
             for low in range(0, self._width, 16):
                 high = min(low + 16, self._width)
                 data_out = Signal(16, name=f"rdata_{low}")
-                m.submodules[f"ram_{low}"] = _sb_ram40_4k(
+                m.submodules[f"ram_{low}"] = sb_ram40_4k(
                     read_addr=address, read_en=self._enable(low), read_data=data_out,
                     write_addr=self.write_addr, write_en=self.write_en,
                     write_data=self.write_data[low:high])

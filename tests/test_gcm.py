@@ -25,6 +25,7 @@ from cores.gcm.sim import GCMMessage, simulate_gcm
 from cores.present import PRESENT
 from cores.sim import LoadKey
 
+from .cell_models import block_ram_models  # noqa: F401 (a fixture)
 from .gcm_vectors import KINDS, gcm_vectors, representative
 from .helpers import stream_put, ticks
 
@@ -426,9 +427,35 @@ def test_ghash_auto_is_mixed_on_ice40_only():
     def memories(ghash, platform):
         fragment = Fragment.get(ghash, platform)
         return sum(1 for sub, *_ in fragment.subfragments if isinstance(sub, MemoryInstance))
-    # 16-bit digits: two tables of eight 256 x 16 memories, or one in logic.
-    assert memories(GHASH(multiplier="auto"), ICE40()) == 8
+    # 16-bit digits: two tables of eight 256 x 16 memories, or on iCE40 one table in logic and
+    # one of eight SB_RAM40_4K instances (see the next test).
+    assert memories(GHASH(multiplier="auto"), ICE40()) == 0
     assert memories(GHASH(multiplier="auto"), ECP5()) == 16
+
+
+class ICE40GHASH(GHASH):
+    """GHASH as built for iCE40: its tables of ``SB_RAM40_4K`` instances."""
+    def elaborate(self, platform):
+        return Fragment.get(super().elaborate(ICE40()), ICE40())
+
+
+@pytest.mark.parametrize("multiplier", ["mixed", "bram"])
+def test_ghash_ice40_form_with_a_model_of_sb_ram40_4k(multiplier, block_ram_models):
+    """On iCE40 the tables are ``SB_RAM40_4K`` instances (Yosys' mapping of a Memory would add a
+    flip-flop and a LUT a bit): with a model of the RAM, the fill after H and the look-ups
+    give Algorithm 2's values, for two values of H (a simulation each)."""
+    rng = random.Random(40)
+    ghash = ICE40GHASH(digit_bits=16, multiplier=multiplier)
+    blocks = [(rng.getrandbits(128), first, 0) for first in (1, 0, 0)]
+    for h in (rng.getrandbits(128), rng.getrandbits(128)):
+        states, edges = run_ghash(ghash, h, blocks)
+        y, expected = 0, []
+        for block, first, _ in blocks:
+            y = multiply((0 if first else y) ^ block, h)
+            expected.append(y)
+        assert [state for state, _ in states] == expected
+        assert edges[0] - 1 == ghash.h_load_cycles
+    assert block_ram_models["SB_RAM40_4K"] == 2 * (8 if multiplier == "mixed" else 16)
 
 
 def test_ghash_bad_parameters():

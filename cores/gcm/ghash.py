@@ -32,6 +32,7 @@ from amaranth.hdl import C, Cat, ClockSignal, Instance, Module, Mux, ResetSignal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..block_ram import sb_ram40_4k, uses_sb_ram40_4k
 from .field import BLOCK_BITS, reduce_wide, times_x_power
 
 
@@ -349,7 +350,7 @@ class GHASH(wiring.Component):
             # no path runs from the incoming block to a table address.
             filling, stepping = Signal(), Signal()
             m.d.comb += busy.eq(running | stepping | filling)
-            looked_up = self._tables(m, next_digit=digit_at("fetched", 0), h=h,
+            looked_up = self._tables(m, platform, next_digit=digit_at("fetched", 0), h=h,
                                      filling=filling, start_fill=self.h.valid & self.h.ready,
                                      in_logic=1 if kind == "mixed" else 0)
             product = times_x_power(accumulator, d) ^ _xor_all(looked_up)
@@ -504,7 +505,7 @@ class GHASH(wiring.Component):
         m.d.comb += [unreduced.eq(_xor_all(terms)), product.eq(reduce_wide(unreduced, d))]
         return product
 
-    def _tables(self, m, *, next_digit, h, filling, start_fill, in_logic=0):
+    def _tables(self, m, platform, *, next_digit, h, filling, start_fill, in_logic=0):
         """The look-up tables, their addresses, and the fill that follows a new ``H``. Returns
         the table words read on the previous edge, for ``next_digit`` then (the first
         ``in_logic`` of them formed by AND/XOR logic from the digit bits registered then,
@@ -512,7 +513,9 @@ class GHASH(wiring.Component):
 
         Each table has one port, shared by reads and writes, and is built from 16-bit-wide
         memories: so synthesis maps it to block RAMs in single-port read-before-write mode
-        (``DP16KD`` on ECP5) with nothing around them. A read port and a write port at
+        (``DP16KD`` on ECP5) with nothing around them. On iCE40 they are ``SB_RAM40_4K``
+        instances (:func:`~cores.block_ram.sb_ram40_4k`): Yosys would emulate the read of a
+        word being written, which the fill never uses, with a flip-flop and a LUT a bit. A read port and a write port at
         different addresses would need logic to settle collisions (about 140 LUT4 and 128 FFs
         a table on ECP5).
 
@@ -562,6 +565,18 @@ class GHASH(wiring.Component):
             data = times_x_power(written, TABLE_BITS * (j - in_logic))
             words = []
             for k in range(BLOCK_BITS // 16):
+                if uses_sb_ram40_4k(platform):
+                    # By hand: Yosys' mapping of the Memory below emulates what a read of the
+                    # word being written returns with a flip-flop and a LUT per bit, and that
+                    # read is never used here (a fill step writes T[2n] or T[2n + 1] and uses
+                    # the T[n] read on the edge before).
+                    word = Signal(16, name=f"table{j}_{k}_data")
+                    m.submodules[f"table{j}_{k}"] = sb_ram40_4k(
+                        read_addr=address, read_en=C(1, 1), read_data=word,
+                        write_addr=address, write_en=writing,
+                        write_data=data[16 * k:16 * (k + 1)])
+                    words.append(word)
+                    continue
                 table = memory.Memory(shape=unsigned(16), depth=256, init=[],
                                       attrs={"ram_style": "block"})
                 m.submodules[f"table{j}_{k}"] = table
