@@ -136,8 +136,9 @@ class DeviceForm(KeyTablePRESENT):
 
 
 @pytest.mark.parametrize("device, key_bits, decrypt", [
-    (ICE40, 80, True), (ECP5, 80, True), (ICE40, 80, False),
+    (ICE40, 80, True), (ECP5, 80, True),
     # (The cell models simulate slowly, about 35 s a case.)
+    pytest.param(ICE40, 80, False, marks=pytest.mark.slow),
     pytest.param(ECP5, 80, False, marks=pytest.mark.slow),
     pytest.param(ICE40, 128, True, marks=pytest.mark.slow),
     pytest.param(ECP5, 128, True, marks=pytest.mark.slow),
