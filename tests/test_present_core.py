@@ -17,6 +17,9 @@ from cores.present.tables import KEY_SIZES
 from .cell_models import lut_cells   # noqa: F401 (a fixture)
 from .helpers import (Process, check_output_holds, expected_results, key_groups,
                       random_operations, run_testbench, simulate_cipher, vector_operations)
+from .test_contract import (check_figures, check_key_waits_for_idle,
+                            check_no_block_before_first_key, check_reset, check_stream_rules,
+                            check_waiting_key_goes_first)
 
 
 CONFIGURATIONS = [(key_bits, rounds) for key_bits in KEY_SIZES for rounds in ROUNDS_PER_CYCLE]
@@ -129,11 +132,12 @@ class ECP5:
 class DeviceForm(PRESENT):
     """The core as it is built for ``device``: on iCE40 the final key register copied from K
     rather than from K's next value and `key_loaded` an ``SB_LUT4`` cell; on ECP5 state and key
-    bits of LUT4 and PFUMX cells (:mod:`cores.lut`); the cells simulated with
+    bits of LUT4 and PFUMX cells (:mod:`cores.lut`); encrypt-only on iCE40, the handshake of
+    ``SB_LUT4`` cells and the state's clock enable in copies; the cells simulated with
     :class:`~tests.cell_models.LUTCellModel`."""
-    def __init__(self, device, key_bits, rounds_per_cycle):
+    def __init__(self, device, key_bits, rounds_per_cycle, decrypt=True):
         self._device = device
-        super().__init__(key_bits, rounds_per_cycle=rounds_per_cycle)
+        super().__init__(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
 
     def elaborate(self, platform):
         return super().elaborate(self._device())
@@ -148,6 +152,29 @@ def test_device_form_matches_reference(device, key_bits, rounds_per_cycle, lut_c
     for ops in (operations, vectors):
         run = simulate_cipher(DeviceForm(device, key_bits, rounds_per_cycle), ops)
         assert run.results == expected_results(config, ops)
+
+
+class FormConfig:
+    """A catalog configuration whose :meth:`build` makes a :class:`DeviceForm` instead."""
+    def __init__(self, config, device):
+        self._config, self._device = config, device
+
+    def __getattr__(self, name):
+        return getattr(self._config, name)
+
+    def build(self):
+        options = self._config.all_options()
+        return DeviceForm(self._device, self._config.key_bits, options["rounds_per_cycle"],
+                          decrypt=options["decrypt"])
+
+
+@pytest.mark.parametrize("check", [
+    check_stream_rules, check_figures, check_no_block_before_first_key, check_key_waits_for_idle,
+    check_waiting_key_goes_first, check_reset], ids=lambda check: check.__name__[6:])
+def test_encrypt_only_ice40_form_keeps_the_contract(check, lut_cells):
+    # On iCE40 the encrypt-only core has a handshake of its own (SB_LUT4 cells, `running` and
+    # `output_valid` standing for the idle flag) and its state's clock enable in copies.
+    check(FormConfig(present_config(80, 1, decrypt=False), ICE40))
 
 
 @pytest.mark.slow

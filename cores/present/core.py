@@ -71,6 +71,9 @@ def _key_update_cells(m, platform, key, counter, backward):
 
 # Copies of the high fan-out selects (see `PRESENT.elaborate`).
 _COPIES = 8
+# State bits per copy of their clock enable (iCE40, encrypt-only): nextpnr-ice40 promotes a
+# clock enable of more than 15 loads to a global buffer.
+_ENABLE_LOADS = 13
 
 #: The values :class:`PRESENT` accepts for ``rounds_per_cycle``; 31 unrolls every round.
 ROUNDS_PER_CYCLE = (1, 2, 4, 8, 16, 31)
@@ -198,6 +201,8 @@ class PRESENT(PRESENTCipher):
         cycles = self.round_cycles
         remainder = ROUNDS - (cycles - 1) * per_cycle
         decrypt = self._decrypt
+        # The encrypt-only core on iCE40 takes its control from LUT cells (see `handshake`).
+        ice40_encrypt_only = not decrypt and _family(platform) == "ice40"
 
         # Every select of the datapath below is a register (or, for the key capture, the key
         # stream's own `valid`): of what the streams decide in the cycle, only the state's
@@ -357,8 +362,20 @@ class PRESENT(PRESENTCipher):
             # The state is also the output register: it holds while a result waits for
             # `output.ready` (its clock enable, the one datapath net the stream drives), so the
             # round logic feeds only the flip-flop in its own logic cell.
-            with m.If(~output_valid | self.output.ready):
-                m.d.sync += state.eq(state_next)
+            if ice40_encrypt_only:
+                # The enable in copies of at most 15 loads: nextpnr-ice40 takes an enable of
+                # more loads to a global buffer, at the edge of the die, far from the LUT that
+                # computes it (HX8K: 1.9-2.0 ns of routing to the buffer, 0.6 through it).
+                for first in range(0, BLOCK_BITS, _ENABLE_LOADS):
+                    bits = slice(first, first + _ENABLE_LOADS)
+                    enable = lut4(m, platform, lambda valid, ready, *_: not valid or ready,
+                                  [output_valid, self.output.ready],
+                                  name=f"state_enable_{first}")
+                    with m.If(enable):
+                        m.d.sync += state[bits].eq(state_next[bits])
+            else:
+                with m.If(~output_valid | self.output.ready):
+                    m.d.sync += state.eq(state_next)
             m.d.sync += key_reg.eq(key_next)
             # The key is captured whenever it is offered (it holds until it transfers, and no
             # block starts while it waits); the enable is then the harness's `valid` itself.
@@ -413,10 +430,21 @@ class PRESENT(PRESENTCipher):
             """The states of :class:`~cores.cipher.Handshake` as one-hot flags: "Idle" (`idle`),
             "Expand key" (`reloading`, `expanding`, then `storing`), "Round" (`running`) and "Output"
             (`output_valid`), with its ready/valid and transitions."""
+            if ice40_encrypt_only:
+                # Idle is neither running nor holding a result; two LUT levels from the
+                # streams to every control register: `offered` and `room` (their AND is
+                # `load_block`), then the register's next value.
+                m.d.comb += [
+                    idle.eq(~running & ~output_valid),
+                    self.input.ready.eq(lut4(m, platform, lambda key_valid, room_, *_:
+                                             room_ and not key_valid,
+                                             [self.key.valid, room], name="input_ready")),
+                ]
+            else:
+                m.d.comb += self.input.ready.eq(~self.key.valid & (
+                    (idle & key_loaded) | (output_valid & self.output.ready)))
             m.d.comb += [
                 self.key.ready.eq(idle),
-                self.input.ready.eq(~self.key.valid &
-                                    ((idle & key_loaded) | (output_valid & self.output.ready))),
                 self.output.valid.eq(output_valid),
                 load_key.eq(self.key.valid & idle),
                 load_block.eq(self.input.valid & self.input.ready),
@@ -427,17 +455,22 @@ class PRESENT(PRESENTCipher):
                 # synthesis makes of `If(load_key)`) the key stream's `valid`, which comes from
                 # afar, took a LUT and the slow route to the logic block's enable (iCE40 HX8K,
                 # encrypt-only: 4.7-5.0 ns, the critical path).
-                m.d.sync += key_loaded.eq(lut4(m, platform, lambda held, valid, ready, _:
-                                               held or (valid and ready),
-                                               [key_loaded, self.key.valid, idle],
-                                               name="key_loaded_next"))
+                if ice40_encrypt_only:
+                    m.d.sync += key_loaded.eq(lut4(m, platform, lambda held, valid, run, out:
+                                                   held or (valid and not run and not out),
+                                                   [key_loaded, self.key.valid, running,
+                                                    output_valid], name="key_loaded_next"))
+                else:
+                    m.d.sync += key_loaded.eq(lut4(m, platform, lambda held, valid, ready, _:
+                                                   held or (valid and ready),
+                                                   [key_loaded, self.key.valid, idle],
+                                                   name="key_loaded_next"))
             else:
                 with m.If(load_key):
                     m.d.sync += key_loaded.eq(1)
-            m.d.sync += [
-                running.eq(load_block | (running & ~last_round)),
-                output_valid.eq(last_round | (output_valid & ~self.output.ready)),
-            ]
+            if not ice40_encrypt_only:
+                m.d.sync += running.eq(load_block | (running & ~last_round))
+            m.d.sync += output_valid.eq(last_round | (output_valid & ~self.output.ready))
             if decrypt:
                 m.d.sync += [
                     storing.eq(last_expansion),
@@ -449,7 +482,8 @@ class PRESENT(PRESENTCipher):
                 ]
             else:
                 # Encrypt-only: a key load is one edge in "Idle".
-                m.d.sync += idle.eq((idle & ~load_block) | (take_output & ~load_block))
+                if not ice40_encrypt_only:
+                    m.d.sync += idle.eq((idle & ~load_block) | (take_output & ~load_block))
                 m.d.comb += advancing.eq(running)
 
         # Copies of the selects with the largest fan-out, each driving a slice of the key bits
@@ -461,8 +495,20 @@ class PRESENT(PRESENTCipher):
         # mapper would otherwise rebuild the whole handshake in front of every copy: 8 LUT4s a
         # copy, 96 in all with `advancing`).
         by_hand = decrypt and uses_ecp5_cells(platform)
+        if ice40_encrypt_only:
+            # `running` is the first copy.
+            m.d.comb += running.eq(running_copies[0])
+            offered = lut4(m, platform, lambda valid, key_valid, *_: valid and not key_valid,
+                           [self.input.valid, self.key.valid], name="offered")
+            room = lut4(m, platform, lambda run, out, loaded, ready: (out and ready) or
+                        (loaded and not run and not out),
+                        [running, output_valid, key_loaded, self.output.ready], name="room")
         for index, copy in enumerate(running_copies):
-            if by_hand:
+            if ice40_encrypt_only:
+                m.d.sync += copy.eq(lut4(m, platform, lambda o, r, held, end: (o and r) or
+                                         (held and not end), [offered, room, copy, last_round],
+                                         name=f"running_next_{index}"))
+            elif by_hand:
                 m.d.sync += copy.eq(lut4(m, platform, lambda start, held, end, _: start or
                                          (held and not end), [load_block, copy, last_round],
                                          name=f"running_next_{index}"))
