@@ -159,12 +159,25 @@ async def pulse_reset(ctx, rst):
     ctx.set(rst, 0)
 
 
-def run_testbench(core, testbench, *, monitor: list | None = None):
+def run_testbench(core, testbench, *, monitor: list | None = None, max_edges: int | None = None):
     """Simulate ``core`` with ``testbench(ctx, rst)``, where ``rst`` resets the core. With a
-    ``monitor`` list, :func:`contract_monitor` runs beside it and appends to that list."""
+    ``monitor`` list, :func:`contract_monitor` runs beside it and appends to that list.
+
+    The simulation fails (:exc:`RuntimeError`) after ``max_edges`` edges, by default 100 times
+    a key load and a block plus 64 for a cipher core (a testbench waiting for a handshake that
+    never comes fails instead of hanging the test run)."""
     sim, rst = simulator_with_reset(core)
     if monitor is not None:
         sim.add_testbench(contract_monitor(core, monitor), background=True)
+    if max_edges is None and hasattr(core, "latency") and hasattr(core, "key_load_cycles"):
+        max_edges = 100 * (core.latency + core.key_load_cycles + 64)
+    if max_edges is not None:
+        async def watchdog(ctx):
+            for _ in range(max_edges):
+                await ctx.tick()
+            raise RuntimeError(f"simulation did not finish within {max_edges} edges")
+
+        sim.add_testbench(watchdog, background=True)
 
     async def wrapped(ctx):
         await testbench(ctx, rst)
