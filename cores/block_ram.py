@@ -21,7 +21,8 @@ from amaranth.lib.wiring import In, Out
 
 
 __all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "uses_dp16kd", "ecp5_85f_site",
-           "uses_sb_ram40_4k", "sb_ram40_4k", "RegisteredRom", "KeyMemory", "RegisteredRam"]
+           "uses_sb_ram40_4k", "sb_ram40_4k", "RegisteredRom", "KeyMemory", "RegisteredRam",
+           "SB_RAM40_MODES", "sb_ram40_pins", "MixedWidthRam"]
 
 
 #: Words and bits of a ``DP16KD`` port in its 1024x18 mode.
@@ -408,4 +409,124 @@ class RegisteredRam(wiring.Component):
             with m.If(self.read_en[copy]):
                 m.d.sync += output[bits].eq(read.data[bits])
         m.d.comb += self.read_data.eq(output)
+        return m
+
+
+#: ``READ_MODE`` / ``WRITE_MODE`` of an ``SB_RAM40_4K``: the words and bits of a port.
+SB_RAM40_MODES = {0: (256, 16), 1: (512, 8), 2: (1024, 4), 3: (2048, 2)}
+
+
+def sb_ram40_pins(mode: int) -> tuple:
+    """The ``RDATA`` / ``WDATA`` pins that carry bits 0, 1, ... of a narrow word in ``mode``
+    (iCE40 ``SB_RAM40_4K``: 16 bits use every pin, 8 bits the even ones, 4 bits pins 1, 5, 9,
+    13, 2 bits pins 3 and 11)."""
+    return {0: tuple(range(16)), 1: tuple(range(0, 16, 2)), 2: (1, 5, 9, 13), 3: (3, 11)}[mode]
+
+
+class MixedWidthRam(wiring.Component):
+    """One iCE40 ``SB_RAM40_4K`` with its write and read ports in their own widths, as a
+    component: the cell itself on iCE40, a model of it elsewhere.
+
+    The RAM is 256 rows of 16 bits. A port of ``2**mode`` times the words of a 16-bit port
+    (``mode`` 0 to 3: 16, 8, 4 or 2 bits) addresses bit lane ``l`` of every group of ``2**mode``
+    bits of a row by the address bits above the row (``addr[8:]``): so in 1024x4 mode
+    (``mode`` 2) word ``(l << 8) | row`` is bits ``l, 4 + l, 8 + l, 12 + l`` of the row. A write
+    in 256x16 mode writes the bits ``mask`` leaves at 0. That is how the cell behaves (Yosys'
+    simulation model of ``SB_RAM40_4K`` says the same), and what the PRESENT core of
+    :mod:`cores.present.bram` builds its bit permutation on: one masked 16-bit write scatters
+    four bits to four narrow words.
+
+    Parameters
+    ----------
+    read_mode, write_mode : :class:`int`
+        0 (256x16), 1 (512x8), 2 (1024x4) or 3 (2048x2).
+    init : sequence of :class:`int`
+        Initial rows (16-bit), from row 0; the rest are 0.
+    writes : :class:`bool`
+        Whether the write port is used (a read-only table without).
+
+    Members
+    -------
+    read_addr : ``In(11)``
+        Taken on every edge.
+    read_data : ``Out(read width)``
+        The word at the address taken on the previous edge.
+    write_addr : ``In(11)``, write_data : ``In(write width)``, write_en : ``In(1)``
+        Written on an edge where ``write_en`` is high (only with ``writes``).
+    write_mask : ``In(16)``
+        In 256x16 mode, the bits of the row left unwritten (1 keeps a bit).
+    """
+    def __init__(self, *, read_mode: int, write_mode: int = 0, init=(), writes: bool = True):
+        for name, mode in (("read_mode", read_mode), ("write_mode", write_mode)):
+            if mode not in SB_RAM40_MODES:
+                raise ValueError(f"{name} must be 0, 1, 2 or 3, not {mode!r}")
+        init = tuple(init)
+        if len(init) > 256 or any(not 0 <= row < 1 << 16 for row in init):
+            raise ValueError("init must be at most 256 rows of 16 bits")
+        self._read_mode = read_mode
+        self._write_mode = write_mode
+        self._init = init + (0,) * (256 - len(init))
+        self._writes = writes
+        super().__init__({
+            "read_addr": In(11),
+            "read_data": Out(SB_RAM40_MODES[read_mode][1]),
+            "write_addr": In(11),
+            "write_data": In(SB_RAM40_MODES[write_mode][1]),
+            "write_en": In(1),
+            "write_mask": In(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        read_pins = sb_ram40_pins(self._read_mode)
+        write_pins = sb_ram40_pins(self._write_mode)
+        if uses_sb_ram40_4k(platform):
+            rdata = Signal(16)
+            wdata = [C(0)] * 16
+            for bit, pin in enumerate(write_pins):
+                wdata[pin] = self.write_data[bit]
+            init = {f"p_INIT_{index:X}": Const(sum(self._init[16 * index + row] << (16 * row)
+                                                    for row in range(16)), 256)
+                    for index in range(16)}
+            write_en = self.write_en if self._writes else C(0)
+            m.submodules.ram = Instance(
+                "SB_RAM40_4K", p_READ_MODE=self._read_mode, p_WRITE_MODE=self._write_mode,
+                **init,
+                i_RCLK=ClockSignal("sync"), i_RCLKE=C(1), i_RE=C(1),
+                i_RADDR=self.read_addr, o_RDATA=rdata,
+                i_WCLK=ClockSignal("sync"), i_WCLKE=write_en, i_WE=write_en,
+                i_WADDR=self.write_addr, i_WDATA=Cat(*wdata),
+                i_MASK=self.write_mask if self._write_mode == 0 else C(0, 16))
+            m.d.comb += self.read_data.eq(Cat(rdata[pin] for pin in read_pins))
+            return m
+
+        # The model: a 16-bit memory, each bit written on its own.
+        m.submodules.rows = rows = memory.Memory(shape=unsigned(16), depth=256, init=self._init)
+        if self._writes:
+            write = rows.write_port(granularity=1)
+            lanes = 1 << self._write_mode       # bits of a group, one per narrow word
+            lane = self.write_addr[8:8 + self._write_mode]
+            if self._write_mode == 0:
+                keep = self.write_mask
+            else:
+                keep = Cat((lane != bit % lanes) for bit in range(16))
+            width = len(self.write_data)
+            m.d.comb += [
+                write.addr.eq(self.write_addr[:8]),
+                write.data.eq(Cat(self.write_data[bit // lanes] for bit in range(16))
+                              if self._write_mode else self.write_data),
+                write.en.eq(self.write_en.replicate(16) & ~keep),
+            ]
+            assert width * lanes == 16
+        read = rows.read_port(domain="sync", transparent_for=())
+        m.d.comb += read.addr.eq(self.read_addr[:8])
+        lanes = 1 << self._read_mode
+        if self._read_mode == 0:
+            m.d.comb += self.read_data.eq(read.data)
+        else:
+            lane = Signal(self._read_mode, name="read_lane")
+            m.d.sync += lane.eq(self.read_addr[8:8 + self._read_mode])
+            m.d.comb += self.read_data.eq(Cat(read.data[lanes * group:lanes * (group + 1)]
+                                              .bit_select(lane, 1)
+                                              for group in range(16 // lanes)))
         return m

@@ -4,7 +4,9 @@ from .core import ROUNDS_PER_CYCLE, PRESENT
 from .keytable import KeyTablePRESENT
 from .serial import SerialPRESENT
 from .pipelined import PipelinedPRESENT
+from .bram import BlockRamPRESENT
 from .catalog import CATALOG
 
 
-__all__ = ["ROUNDS_PER_CYCLE", "PRESENT", "KeyTablePRESENT", "SerialPRESENT", "PipelinedPRESENT", "CATALOG"]
+__all__ = ["ROUNDS_PER_CYCLE", "PRESENT", "KeyTablePRESENT", "SerialPRESENT", "PipelinedPRESENT",
+           "BlockRamPRESENT", "CATALOG"]

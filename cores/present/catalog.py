@@ -2,6 +2,7 @@
 
 from ..catalog import CipherEntry, CoreOption, PaperFigure
 from . import reference
+from .bram import BlockRamPRESENT
 from .core import PRESENT, ROUNDS_PER_CYCLE
 from .keytable import KeyTablePRESENT
 from .pipelined import PipelinedPRESENT
@@ -53,6 +54,13 @@ CATALOG = (
         options=(CoreOption("decrypt", bool, True, (True, False),
                             "include the decryption datapath and the final-key ring"),),
         report_defaults=("present-serial-80", "present-serial-80:decrypt=no")),
+    _entry(
+        name="present-bram", title="PRESENT-bram", component=BlockRamPRESENT,
+        description="a nibble per clock, state, round keys and S-box in block RAM: "
+                    "the least logic",
+        options=(CoreOption("decrypt", bool, True, (True, False),
+                            "include the decryption rounds (each block picks its direction)"),),
+        report_defaults=("present-bram-80", "present-bram-80:decrypt=no")),
     _entry(
         name="present-pipelined", title="PRESENT-pipelined", component=PipelinedPRESENT,
         description="31 rounds unrolled, a register after each: one block per clock",
