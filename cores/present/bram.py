@@ -117,7 +117,8 @@ class BlockRamPRESENT(PRESENTCipher):
     * initiation interval: 515; the next block transfers on the edge where the previous result
       transfers out.
     * key load: ``key_bits / 2 + 62 + 31 * 63 + 1`` = 2,056 (PRESENT-80) or, with two S-boxes
-      an update, ``64 + 62 + 31 * 65 + 1`` = 2,142 (PRESENT-128).
+      an update (and the edge the ring stops on for the second), ``64 + 62 + 31 * 66 + 1`` =
+      2,173 (PRESENT-128).
 
     Block RAMs: ``4 + key_bits / 16 + 3`` ``SB_RAM40_4K`` (12 for PRESENT-80, 15 for
     PRESENT-128).
@@ -136,8 +137,10 @@ class BlockRamPRESENT(PRESENTCipher):
 
     @property
     def key_load_cycles(self) -> int:
+        # Each S-box of an update takes two edges; PRESENT-128's second one also the edge on
+        # which the ring stops for it.
         sboxes = len(KEY_SBOX_NIBBLES[self._key_bits])
-        return self._key_bits // 2 + (_TURNS + 1) + ROUNDS * (_TURNS + 2 * sboxes) + 1
+        return self._key_bits // 2 + (_TURNS + 1) + ROUNDS * (_TURNS + 3 * sboxes - 1) + 1
 
     @property
     def block_rams(self) -> int:
