@@ -368,12 +368,14 @@ _SUMMARY = re.compile(r"^DONE results=(\d+)/(\d+) edges=(\d+) checks=(\d+) error
 
 
 def run_icarus(iverilog: str, vvp: str, bench: Path, design: Path, mode: str,
-               workdir: Path) -> IcarusRun:
+               workdir: Path, libraries=()) -> IcarusRun:
     """Compile ``bench`` and ``design`` with ``iverilog -g<mode>`` (top module ``bench``) and run
-    them with ``vvp``. Raises :exc:`AssertionError` with Icarus' messages if compilation fails."""
+    them with ``vvp``; ``libraries`` are more source files (models of the cells ``design``
+    instantiates). Raises :exc:`AssertionError` with Icarus' messages if compilation fails."""
     binary = workdir / f"bench_g{mode}.vvp"
     compiled = subprocess.run([iverilog, f"-g{mode}", "-s", "bench", "-o", str(binary),
-                               str(bench), str(design)], capture_output=True, text=True)
+                               str(bench), str(design), *map(str, libraries)],
+                              capture_output=True, text=True)
     assert compiled.returncode == 0, \
         f"iverilog -g{mode} failed:\n{compiled.stdout}{compiled.stderr}"
     ran = subprocess.run([vvp, "-n", str(binary)], capture_output=True, text=True)
