@@ -218,16 +218,20 @@ class BlockRamPRESENT(PRESENTCipher):
             ]
             block_nibble = block_nibble ^ cell.read_data
 
-        # The loaded key: RAM i holds bits ENTRY + 8i + l (lane l, 2048x2 word bit 0) and
-        # ENTRY + half + 8i + l (bit 1), for the two entries of the ring.
+        # The loaded key, read on counts 63 down to 64 - half: the bit read on count c enters
+        # the ring at ENTRY (and ENTRY + half) and is c - (64 - half) bits further on when the
+        # load ends. RAM i holds its 16 bits in row 8 - key_bits / 16 + i, the row those counts
+        # read (count[5:3]), lane l holding bit 0 and 8 + l bit 1 of the 2048x2 word.
         key_rams = [ram(f"key_{i}", read_mode=3) for i in range(key_bits // 16)]
         key_in = C(0, 2)
         loading = Signal()
         for i, cell in enumerate(key_rams):
-            bits = [(_ENTRY + 8 * i + lane) % key_bits for lane in range(8)]
-            bits += [(_ENTRY + half + 8 * i + lane) % key_bits for lane in range(8)]
+            row = 8 - len(key_rams) + i
+            bits = [(_ENTRY + 8 * row + lane - (64 - half)) % key_bits for lane in range(8)]
+            bits += [(_ENTRY + half + 8 * row + lane - (64 - half)) % key_bits
+                     for lane in range(8)]
             m.d.comb += [
-                cell.write_addr.eq(i), cell.write_en.eq(load_key), cell.write_mask.eq(0),
+                cell.write_addr.eq(row), cell.write_en.eq(load_key), cell.write_mask.eq(0),
                 cell.write_data.eq(Cat(self.key.payload[bit] for bit in bits)),
                 cell.read_addr.eq(Cat(count[3:6], ~loading, C(0, 4), count[:3])),
             ]
@@ -298,13 +302,14 @@ class BlockRamPRESENT(PRESENTCipher):
             m.d.sync += result.eq(Cat(z, result[:-4]))
 
         # --- Control ------------------------------------------------------------------------------
-        def start_block():
-            m.d.sync += [count.eq(PASS_CYCLES - 1), first.eq(1),
+        def wait_for_block():
+            # Set on every edge while a block may transfer, so that no register but the FSM's
+            # is enabled by the streams' handshake: a pass starts from count 63 (nibble 15).
+            m.d.sync += [count.eq(63), first.eq(1),
                          round_index.eq(Mux(self.input.payload.decrypt, ROUNDS, 0)
                                         if self._decrypt else 0)]
             if self._decrypt:
                 m.d.sync += decrypting.eq(self.input.payload.decrypt)
-            m.next = "Run"
 
         with m.FSM():
             with m.State("Idle"):
@@ -312,21 +317,21 @@ class BlockRamPRESENT(PRESENTCipher):
                     self.key.ready.eq(1),
                     self.input.ready.eq(key_loaded & ~self.key.valid),
                 ]
+                wait_for_block()
                 with m.If(self.key.valid):
-                    m.d.comb += clear_ring.eq(1)
-                    m.d.sync += [key_loaded.eq(0), round_index.eq(0), count.eq(half - 1)]
-                    if sbox_nibbles == 2:
-                        m.d.sync += second_pending.eq(0)    # K1 is the loaded key itself
                     m.next = "Load key"
                 with m.Elif(load_block):
-                    start_block()
+                    m.next = "Run"
 
             with m.State("Load key"):
-                # Bits count and count + half of the ring come in from the key RAMs, a read
-                # edge before the edge they enter on; one more edge after the last read.
-                m.d.comb += [loading.eq(1), turn.eq(1)]
-                m.d.sync += count.eq(count - 1)
-                with m.If(count == 0):
+                # Two bits of the key come in from the key RAMs per edge, each read an edge
+                # before; the ring (zero until the first bits arrive) turns on every edge and one
+                # more after the last read. The first edge clears the ring and the flags.
+                m.d.comb += [loading.eq(1), turn.eq(1), clear_ring.eq(count == 63)]
+                m.d.sync += [count.eq(count - 1), round_index.eq(0), key_loaded.eq(0)]
+                if sbox_nibbles == 2:
+                    m.d.sync += second_pending.eq(0)        # K1 is the loaded key itself
+                with m.If(count == 64 - half):
                     m.d.sync += count.eq(_TURNS)
                     m.next = "Expand"
 
@@ -384,9 +389,10 @@ class BlockRamPRESENT(PRESENTCipher):
                     self.output.valid.eq(1),
                     self.input.ready.eq(self.output.ready & ~self.key.valid),
                 ]
+                wait_for_block()
                 with m.If(self.output.ready):
                     m.next = "Idle"
                 with m.If(load_block):
-                    start_block()
+                    m.next = "Run"
 
         return m
