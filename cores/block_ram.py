@@ -13,6 +13,10 @@ synchronous read port followed by a register: the same cycle behaviour, which Yo
 
 Both stages of a read port share one enable (``en``), so a core can stop its whole pipeline, RAM
 registers included, and start it again without losing a read.
+
+:class:`MixedWidthRam` is one iCE40 ``SB_RAM40_4K`` whose write and read ports have their own
+widths (with a bit mask on a 16-bit write), the cell on iCE40 and a model of it elsewhere: the
+serial PRESENT core of :mod:`cores.present.bram` builds its bit permutation on it.
 """
 
 from amaranth.hdl import C, Cat, ClockSignal, Const, Instance, Module, Mux, Signal, unsigned
