@@ -7,7 +7,6 @@ measured figures are checked on every configuration in ``tests/test_contract.py`
 
 import functools
 import random
-import shutil
 from importlib import resources
 
 import pytest
@@ -107,17 +106,6 @@ class ICE40Form(BlockRamPRESENT):
     """The core as built for iCE40: its RAMs ``SB_RAM40_4K`` instances."""
     def elaborate(self, platform):
         return Fragment.get(super().elaborate(ICE40()), ICE40())
-
-
-@pytest.fixture(scope="module")
-def icarus():
-    commands = {name: shutil.which(name) for name in ("iverilog", "vvp")}
-    missing = [name for name, path in commands.items() if path is None]
-    if missing:
-        pytest.fail(f"{' and '.join(missing)} not found on PATH: this test needs Icarus "
-                    f"Verilog (Debian/Ubuntu: apt-get install iverilog; .ci/run installs it)",
-                    pytrace=False)
-    return commands["iverilog"], commands["vvp"]
 
 
 @pytest.mark.parametrize("key_bits, decrypt", [

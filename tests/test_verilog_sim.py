@@ -10,7 +10,6 @@ without it they fail, saying so, rather than skip.
 """
 
 import re
-import shutil
 
 import pytest
 
@@ -42,18 +41,6 @@ def test_the_default_run_covers_each_architecture():
     assert _CHOSEN <= texts
     assert {parse_config(text).spec.name for text in DEFAULT_RUN} == set(catalog())
     assert DEFAULT_MODES <= set(ICARUS_MODES)
-
-
-@pytest.fixture(scope="session")
-def icarus():
-    """The ``iverilog`` and ``vvp`` commands; the test fails if Icarus is not installed."""
-    commands = {name: shutil.which(name) for name in ("iverilog", "vvp")}
-    missing = [name for name, path in commands.items() if path is None]
-    if missing:
-        pytest.fail(f"{' and '.join(missing)} not found on PATH: these tests need Icarus "
-                    f"Verilog (Debian/Ubuntu: apt-get install iverilog; .ci/run installs it)",
-                    pytrace=False)
-    return commands["iverilog"], commands["vvp"]
 
 
 @pytest.fixture(scope="module")
