@@ -10,9 +10,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+import pytest
 from amaranth.lib import wiring
 from Crypto.Cipher import AES as PyCryptodomeAES
 
+from cores.present.tables import KEY_SIZES as PRESENT_KEY_SIZES
 from cores.sim import (CipherRun, LoadKey, Process, simulate_cipher, simulator_with_reset,
                        stream_monitor)
 
@@ -23,8 +25,18 @@ __all__ = [
     "aes_oracle", "reference", "expected_results", "random_operations", "vector_operations",
     "ticks", "wait_for", "pulse_reset", "run_testbench", "contract_monitor", "ContractRun",
     "run_with_contract", "key_groups", "check_idle_without_key", "check_one_block",
-    "check_output_holds", "check_key_load_cycles",
+    "check_output_holds", "check_key_load_cycles", "present_configurations",
 ]
+
+
+#: Parametrizes a test of a PRESENT architecture over ``key_bits, decrypt``: both key sizes, each
+#: integrated (encrypt and decrypt) and encrypt-only.
+_PRESENT_CONFIGURATIONS = [(key_bits, decrypt) for key_bits in PRESENT_KEY_SIZES
+                           for decrypt in (True, False)]
+present_configurations = pytest.mark.parametrize(
+    "key_bits, decrypt", _PRESENT_CONFIGURATIONS,
+    ids=[f"{key_bits}-{'integrated' if decrypt else 'encrypt-only'}"
+         for key_bits, decrypt in _PRESENT_CONFIGURATIONS])
 
 
 async def ticks(ctx, count: int):

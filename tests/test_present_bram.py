@@ -20,15 +20,12 @@ from cores.present.tables import INV_SBOX, KEY_SIZES, SBOX
 from scripts.flow.export import verilog_text
 from scripts.flow.toolchain import configure_export
 
-from .helpers import expected_results, random_operations, simulate_cipher, vector_operations
+from .helpers import (expected_results, present_configurations, random_operations, simulate_cipher,
+                      vector_operations)
 from .verilog_bench import bench_verilog, run_icarus
 
 
-CONFIGURATIONS = [(key_bits, decrypt) for key_bits in KEY_SIZES for decrypt in (True, False)]
-configurations = pytest.mark.parametrize(
-    "key_bits, decrypt", CONFIGURATIONS,
-    ids=[f"{key_bits}-{'integrated' if decrypt else 'encrypt-only'}"
-         for key_bits, decrypt in CONFIGURATIONS])
+configurations = present_configurations
 
 
 def bram_config(key_bits=80, decrypt=True):

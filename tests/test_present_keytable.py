@@ -17,15 +17,12 @@ from cores.present import KeyTablePRESENT
 from cores.present.tables import KEY_SIZES
 
 from .cell_models import block_ram_models, lut_cells   # noqa: F401 (fixtures)
-from .helpers import (expected_results, random_operations, reference, run_testbench,
-                      simulate_cipher, stream_get, stream_put, ticks, vector_operations)
+from .helpers import (expected_results, present_configurations, random_operations, reference,
+                      run_testbench, simulate_cipher, stream_get, stream_put, ticks,
+                      vector_operations)
 
 
-CONFIGURATIONS = [(key_bits, decrypt) for key_bits in KEY_SIZES for decrypt in (True, False)]
-configurations = pytest.mark.parametrize(
-    "key_bits, decrypt", CONFIGURATIONS,
-    ids=[f"{key_bits}-{'integrated' if decrypt else 'encrypt-only'}"
-         for key_bits, decrypt in CONFIGURATIONS])
+configurations = present_configurations
 
 
 def keytable_config(key_bits=80, decrypt=True):

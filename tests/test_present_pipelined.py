@@ -15,15 +15,12 @@ from cores.present.reference import decrypt_block, encrypt_block
 from cores.present.tables import KEY_SIZES
 
 from .helpers import (LoadKey, Process, check_idle_without_key, check_key_load_cycles,
-                      check_one_block, expected_results, key_groups, pulse_reset,
-                      random_operations, run_testbench, simulate_cipher, stream_get, stream_put)
+                      check_one_block, expected_results, key_groups, present_configurations,
+                      pulse_reset, random_operations, run_testbench, simulate_cipher, stream_get,
+                      stream_put)
 
 
-CONFIGURATIONS = [(key_bits, decrypt) for key_bits in KEY_SIZES for decrypt in (True, False)]
-configurations = pytest.mark.parametrize(
-    "key_bits, decrypt", CONFIGURATIONS,
-    ids=[f"{key_bits}-{'integrated' if decrypt else 'encrypt-only'}"
-         for key_bits, decrypt in CONFIGURATIONS])
+configurations = present_configurations
 
 
 def pipelined_config(key_bits=80, decrypt=True):
