@@ -1,5 +1,6 @@
 """AES (FIPS-197) cores, their building blocks and a reference model."""
 
+from .bram import BlockRamAES
 from .compact import CompactAES
 from .core import AES
 from .pipelined import PipelinedAES
@@ -7,4 +8,4 @@ from .ttable import TTableAES
 from .catalog import CATALOG
 
 
-__all__ = ["AES", "PipelinedAES", "TTableAES", "CompactAES", "CATALOG"]
+__all__ = ["AES", "PipelinedAES", "TTableAES", "CompactAES", "BlockRamAES", "CATALOG"]

@@ -2,6 +2,7 @@
 
 from ..catalog import CipherEntry, CoreOption, PaperFigure
 from . import reference
+from .bram import BlockRamAES
 from .compact import CompactAES
 from .core import AES
 from .pipelined import PipelinedAES
@@ -71,4 +72,15 @@ CATALOG = (
                             "schedule)"),),
         vectors=FIPS197_VECTORS,
         report_defaults=("aes-compact-128", "aes-compact-128:decrypt=no")),
+    CipherEntry(
+        name="aes-bram", title="AES-bram", component=BlockRamAES,
+        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
+        description="16-bit datapath, the state and every round key in block RAM beside two "
+                    "S-box tables (4 block RAMs): the smallest AES",
+        options=(CoreOption("decrypt", bool, True, (True, False),
+                            "include decryption (inverse S-box, InvMixColumns, the decryption "
+                            "region of round keys)"),),
+        vectors=FIPS197_VECTORS,
+        report_defaults=("aes-bram-128", "aes-bram-128:decrypt=no")),
 )
