@@ -56,7 +56,7 @@ def third_cipher_package(tmp_path, monkeypatch):
 def test_a_new_cipher_package_is_found_without_touching_anything_else(third_cipher_package):
     entries = cores.catalog.catalog()
     # Packages in alphabetical order, each package's entries in its own order.
-    assert list(entries) == ["aes", "aes-pipelined", "aes-ttable", "aes-compact",
+    assert list(entries) == ["aes", "aes-pipelined", "aes-ttable", "aes-compact", "aes-bram",
                              "present", "present-keytable", "present-serial", "present-bram",
                              "present-pipelined", "xor16"]
     config = parse_config("xor16:lanes=2")

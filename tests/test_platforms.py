@@ -202,9 +202,10 @@ def test_every_configuration_is_listed_once():
     # AES: 3 key sizes x 3 S-boxes x 2 directions; PRESENT: 2 key sizes x 6 rounds per cycle x 2 directions;
     # key-table, serial, block-RAM and pipelined PRESENT: 2 key sizes x 2 directions each; the
     # toy: 1.
-    # The pipelined AES: 3 key sizes (the `+ 3` after the round-based AES); the T-table and the
-    # compact AES: 3 key sizes x 2 table kinds, 3 key sizes x 2 directions (the two `+ 6`).
-    assert len(labels) == 18 + 3 + 6 + 6 + 24 + 4 + 4 + 4 + 4 + 1
+    # The pipelined AES: 3 key sizes (the `+ 3` after the round-based AES); the T-table, the
+    # compact and the block-RAM AES: 3 key sizes x 2 table kinds, 3 key sizes x 2 directions
+    # each (the three `+ 6`).
+    assert len(labels) == 18 + 3 + 6 + 6 + 6 + 24 + 4 + 4 + 4 + 4 + 1
     for config in configurations():
         parsed = parse_config(config.text)
         assert (parsed.spec, parsed.key_bits, parsed.all_options()) == \
