@@ -25,7 +25,7 @@ __all__ = [
     "aes_oracle", "reference", "expected_results", "random_operations", "vector_operations",
     "ticks", "wait_for", "pulse_reset", "run_testbench", "contract_monitor", "ContractRun",
     "run_with_contract", "key_groups", "check_idle_without_key", "check_one_block",
-    "check_output_holds", "check_key_load_cycles", "present_configurations",
+    "check_output_holds", "check_key_load_cycles", "present_configurations", "direction_changes",
 ]
 
 
@@ -367,3 +367,14 @@ def pass_through(m, outer, core):
     wiring.connect(m, wiring.flipped(outer.key), core.key)
     wiring.connect(m, wiring.flipped(outer.input), core.input)
     wiring.connect(m, core.output, wiring.flipped(outer.output))
+
+
+def direction_changes(vector) -> tuple:
+    """Operations and expected results for a known-answer ``vector`` (``key``, ``plaintext``,
+    ``ciphertext``): after the key, a decryption, two encryptions and two decryptions, so every
+    change of direction and every repeat of one is taken."""
+    plaintext, ciphertext = vector.plaintext, vector.ciphertext
+    operations = [LoadKey(vector.key), Process(ciphertext, decrypt=True),
+                  Process(plaintext, decrypt=False), Process(plaintext, decrypt=False),
+                  Process(ciphertext, decrypt=True), Process(ciphertext, decrypt=True)]
+    return operations, [plaintext, ciphertext, ciphertext, plaintext, plaintext]

@@ -91,6 +91,28 @@ def aesavs_ecb_vectors(kind: str, key_bits: int) -> list:
     return vectors
 
 
+#: The five AESAVS ECB files of a key size.
+AESAVS_KINDS = ("GFSbox", "KeySbox", "VarKey", "VarTxt", "MMT")
+
+
+def aesavs_ecb_operations(kind: str, key_bits: int) -> tuple:
+    """Every vector of one AESAVS ECB file as operations for :func:`cores.sim.simulate_cipher`
+    (encrypt and decrypt sections in file order; a key is loaded again only when it changes, so
+    some blocks follow a key change and others run back to back) and the results expected."""
+    from cores.sim import LoadKey, Process
+    operations, expected, key = [], [], None
+    vectors = aesavs_ecb_vectors(kind, key_bits)
+    if not vectors:
+        raise ValueError(f"AESAVS file ECB{kind}{key_bits}.rsp has no vectors")
+    for vector in vectors:
+        if vector.key != key:
+            operations.append(LoadKey(vector.key))
+            key = vector.key
+        operations += [Process(block, vector.decrypt) for block in vector.given]
+        expected += vector.expected
+    return operations, list(expected)
+
+
 @dataclass(frozen=True)
 class MctRecord:
     """One outer iteration of an AESAVS Monte Carlo test (MCT), as recorded in the file.

@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
-"""The compact AES core against FIPS-197, the NIST AESAVS ECB files and pycryptodome, and its
-building blocks against their definitions. The stream contract and the measured cycle figures
-are checked in ``tests/test_contract.py``."""
+"""The narrow AES cores (the compact core and the block-RAM core) against FIPS-197, the NIST
+AESAVS ECB files and pycryptodome, and the compact core's building blocks against their
+definitions. The block-RAM core's own tests are in ``tests/test_aes_bram.py``; the stream
+contract and the measured cycle figures are checked in ``tests/test_contract.py``."""
 
 import random
 
@@ -11,6 +12,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
+from cores.aes.bram import BlockRamAES
 from cores.aes.compact import CompactAES, diagonal_source, mix_column
 from cores.aes.compact_key import ring_plan
 from cores.aes.reference import expand_key_words
@@ -19,12 +21,14 @@ from cores.aes.vectors import FIPS197_APPENDIX_C
 from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 
-from .helpers import LoadKey, Process, expected_results, simulate_cipher
-from .nist import aesavs_ecb_vectors
+from .helpers import LoadKey, Process, direction_changes, expected_results, simulate_cipher
+from .nist import AESAVS_KINDS, aesavs_ecb_operations
 
 
 KEY_SIZES = (128, 192, 256)
-AESAVS_KINDS = ("GFSbox", "KeySbox", "VarKey", "VarTxt", "MMT")
+#: The tests below that take ``core_class`` run on both narrow cores.
+narrow_cores = pytest.mark.parametrize("core_class", [CompactAES, BlockRamAES],
+                                       ids=["compact", "bram"])
 
 
 def oracle_results(operations, key_bits):
@@ -39,37 +43,23 @@ def assert_clean_run(run, expected):
 
 # Known answers
 
+@narrow_cores
 @pytest.mark.parametrize("vector", FIPS197_APPENDIX_C, ids=lambda v: f"aes{v.key_bits}")
-def test_fips197_appendix_c_both_directions(vector):
+def test_fips197_appendix_c_both_directions(core_class, vector):
     """Encryption and decryption one after the other, and each twice in a row: every way the key
     schedule's ring is brought to a block's first round key."""
-    plaintext, ciphertext = vector.plaintext, vector.ciphertext
-    run = simulate_cipher(CompactAES(vector.key_bits), [
-        LoadKey(vector.key),
-        Process(ciphertext, decrypt=True),
-        Process(plaintext, decrypt=False),
-        Process(plaintext, decrypt=False),
-        Process(ciphertext, decrypt=True),
-        Process(ciphertext, decrypt=True),
-    ])
-    assert_clean_run(run, [plaintext, ciphertext, ciphertext, plaintext, plaintext])
+    operations, expected = direction_changes(vector)
+    assert_clean_run(simulate_cipher(core_class(vector.key_bits), operations), expected)
 
 
+@narrow_cores
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
 @pytest.mark.parametrize("kind", AESAVS_KINDS)
-def test_aesavs_ecb_file(kind, key_bits):
+def test_aesavs_ecb_file(core_class, kind, key_bits):
     """Every vector of the file, encrypt and decrypt sections, one compiled simulation; the key
     is loaded again only when it changes."""
-    operations, expected, key = [], [], None
-    vectors = aesavs_ecb_vectors(kind, key_bits)
-    assert vectors
-    for vector in vectors:
-        if vector.key != key:
-            operations.append(LoadKey(vector.key))
-            key = vector.key
-        operations += [Process(block, vector.decrypt) for block in vector.given]
-        expected += vector.expected
-    run = simulate_cipher(CompactAES(key_bits), operations, backend="cxxrtl")
+    operations, expected = aesavs_ecb_operations(kind, key_bits)
+    run = simulate_cipher(core_class(key_bits), operations, backend="cxxrtl")
     assert_clean_run(run, list(expected))
 
 
@@ -90,53 +80,59 @@ def direction_runs(rng, key_bits, *, keys, blocks_per_key):
     return operations
 
 
+@narrow_cores
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
-def test_random_keys_directions_gaps_and_back_pressure_match_pycryptodome(key_bits):
-    rng = random.Random(f"compact-differential-{key_bits}")
+def test_random_keys_directions_gaps_and_back_pressure_match_pycryptodome(core_class, key_bits):
+    rng = random.Random(f"{core_class.__name__}-differential-{key_bits}")
     operations = direction_runs(rng, key_bits, keys=10, blocks_per_key=12)
-    core = CompactAES(key_bits)
+    core = core_class(key_bits)
     run = simulate_cipher(core, operations, rng=rng, max_gap=3, max_stall=2 * core.latency,
                           backend="cxxrtl")
     assert_clean_run(run, oracle_results(operations, key_bits))
     assert max(run.latencies) > core.latency          # back-pressure did delay results
 
 
+@narrow_cores
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
-def test_encryption_only_core_encrypts_every_block(key_bits):
+def test_encryption_only_core_encrypts_every_block(core_class, key_bits):
     """``decrypt=False``: a block asking for decryption is encrypted, in the same cycles."""
-    operations = direction_runs(random.Random(f"compact-encrypt-only-{key_bits}"), key_bits,
+    operations = direction_runs(random.Random(f"{core_class.__name__}-encrypt-only-{key_bits}"),
+                                key_bits,
                                 keys=2, blocks_per_key=6)
-    core = CompactAES(key_bits, decrypt=False)
+    core = core_class(key_bits, decrypt=False)
     run = simulate_cipher(core, operations, rng=random.Random(2), max_gap=2, max_stall=3)
     encryptions = [Process(op.block, False) if isinstance(op, Process) else op
                    for op in operations]
     assert_clean_run(run, oracle_results(encryptions, key_bits))
-    full = CompactAES(key_bits)
+    full = core_class(key_bits)
     assert (core.latency, core.initiation_interval, core.key_load_cycles) == \
         (full.latency, full.initiation_interval, full.key_load_cycles)
 
 
+@narrow_cores
 @pytest.mark.parametrize("key_bits", [
     128, pytest.param(192, marks=pytest.mark.slow), pytest.param(256, marks=pytest.mark.slow)])
-def test_python_and_compiled_simulations_agree(key_bits):
+def test_python_and_compiled_simulations_agree(core_class, key_bits):
     """The same run, gaps and stalls on both back ends: same results at the same edges."""
-    operations = direction_runs(random.Random(f"compact-backends-{key_bits}"), key_bits,
+    operations = direction_runs(random.Random(f"{core_class.__name__}-backends-{key_bits}"),
+                                key_bits,
                                 keys=2, blocks_per_key=3)
-    core = CompactAES(key_bits)
+    core = core_class(key_bits)
     runs = [simulate_cipher(core, operations, rng=random.Random(1), max_gap=2, max_stall=5,
                             backend=backend) for backend in ("python", "cxxrtl")]
     assert runs[0] == runs[1]
     assert_clean_run(runs[0], oracle_results(operations, key_bits))
 
 
+@narrow_cores
 @pytest.mark.slow
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
-def test_long_random_sweep_matches_pycryptodome(key_bits):
+def test_long_random_sweep_matches_pycryptodome(core_class, key_bits):
     """Compiled: 1000 keys of 25 blocks each in random directions, random gaps and stalls
     (about 5 s per key size)."""
-    rng = random.Random(f"compact-sweep-{key_bits}")
+    rng = random.Random(f"{core_class.__name__}-sweep-{key_bits}")
     operations = direction_runs(rng, key_bits, keys=1000, blocks_per_key=25)
-    run = simulate_cipher(CompactAES(key_bits), operations, rng=rng, max_gap=3, max_stall=4,
+    run = simulate_cipher(core_class(key_bits), operations, rng=rng, max_gap=3, max_stall=4,
                           backend="cxxrtl")
     assert_clean_run(run, oracle_results(operations, key_bits))
 
@@ -267,13 +263,15 @@ def test_signature_and_cycle_figures(key_bits):
     ("128", TypeError, "key_bits must be an integer (128, 192 or 256), not '128'"),
     (True, TypeError, "key_bits must be an integer (128, 192 or 256), not True"),
 ])
-def test_bad_key_bits_is_rejected_with_the_allowed_values(key_bits, error, message):
+@narrow_cores
+def test_bad_key_bits_is_rejected_with_the_allowed_values(core_class, key_bits, error, message):
     with pytest.raises(error) as info:
-        CompactAES(key_bits)
+        core_class(key_bits)
     assert str(info.value) == message
 
 
-def test_decrypt_must_be_a_bool():
+@narrow_cores
+def test_decrypt_must_be_a_bool(core_class):
     with pytest.raises(TypeError) as info:
-        CompactAES(128, decrypt="no")
+        core_class(128, decrypt="no")
     assert str(info.value) == "decrypt must be a bool (True or False), not 'no'"

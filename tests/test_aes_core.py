@@ -16,12 +16,11 @@ from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 
 from .helpers import LoadKey, Process, expected_results, random_operations, simulate_cipher
-from .nist import aesavs_ecb_vectors
+from .nist import AESAVS_KINDS, aesavs_ecb_operations, aesavs_ecb_vectors
 
 
 KEY_SIZES = (128, 192, 256)
 ROUNDS = {128: 10, 192: 12, 256: 14}
-AESAVS_KINDS = ("GFSbox", "KeySbox", "VarKey", "VarTxt", "MMT")
 
 
 def aes_config(key_bits, sbox="bram"):
@@ -52,15 +51,7 @@ def test_aesavs_ecb_file(kind, key_bits):
     """Every vector of the file, encrypt and decrypt sections, one compiled simulation; the key
     is loaded again only when it changes, so some blocks follow a key change and others run back
     to back."""
-    operations, expected, key = [], [], None
-    vectors = aesavs_ecb_vectors(kind, key_bits)
-    assert vectors
-    for vector in vectors:
-        if vector.key != key:
-            operations.append(LoadKey(vector.key))
-            key = vector.key
-        operations += [Process(block, vector.decrypt) for block in vector.given]
-        expected += vector.expected
+    operations, expected = aesavs_ecb_operations(kind, key_bits)
     run = simulate_cipher(AES(key_bits), operations, backend="cxxrtl")
     assert_clean_run(run, expected)
 

