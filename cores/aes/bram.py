@@ -46,13 +46,12 @@ from amaranth.lib.wiring import In, Out
 
 from ..block_ram import MixedWidthRam
 from .base import AESCipher
-from .compact import mix_column
 from .sbox import INV_SBOX, SBOX
 from .transforms import KEY_WORDS
 from .round import xtime
 
 
-__all__ = ["BlockRamAES"]
+__all__ = ["half_mix_column", "BlockRamAES"]
 
 
 #: Cycles of a round: four columns, two bytes per RAM each.
@@ -73,6 +72,23 @@ def _one_hot_or(terms) -> "Value":
     result = 0
     for data, select in terms:
         result = result | (data & select.replicate(len(data)))
+    return result
+
+
+def half_mix_column(m, a, decrypt) -> list:
+    """Rows 0 and 1 of MixColumns (``decrypt`` low) or InvMixColumns (``decrypt`` high) of the
+    four bytes ``a`` (row 0 first), as :func:`cores.aes.compact.mix_column` computes them:
+    MixColumns(a)_r = a_r ^ t ^ {02}·(a_r ^ a_r+1), t = a_0 ^ a_1 ^ a_2 ^ a_3, and
+    InvMixColumns(a)_r = MixColumns(a)_r ^ {04}·(a_r ^ a_r+2) ^ {08}·t."""
+    t = Signal(8, name="mix_sum")
+    m.d.comb += t.eq(a[0] ^ a[1] ^ a[2] ^ a[3])
+    result = []
+    for r in range(2):
+        mixed = a[r] ^ t ^ xtime(a[r] ^ a[r + 1])
+        inverse = xtime(xtime(a[r] ^ a[r + 2])) ^ xtime(xtime(xtime(t)))
+        byte = Signal(8, name=f"mix_out{r}")
+        m.d.comb += byte.eq(mixed ^ Mux(decrypt, inverse, 0))
+        result.append(byte)
     return result
 
 
@@ -401,12 +417,19 @@ class BlockRamAES(AESCipher):
                 key2[ram].eq(Mux(direction, 0, key1[ram])),
             ]
             m.d.comb += keyed[ram].eq(sbox_data[ram] ^ key1_dec[ram])
+        # Half a MixColumns unit: (Inv)MixColumns is circulant, so rows 2 and 3 of a column are
+        # rows 0 and 1 of the column with its halves swapped. When the S-boxes give rows 2 and 3
+        # (y2, y3), the unit takes (y0, y1, y2, y3) and gives rows 0 and 1; in the next cycle it
+        # takes (y2, y3, y0, y1), from the two registers the S-box output passes through, and
+        # gives rows 2 and 3.
         first_pair = [Signal(8, name=f"y{r}", reset_less=True) for r in range(2)]
-        m.d.sync += [first_pair[0].eq(keyed[0]), first_pair[1].eq(keyed[1])]
-        mixed = mix_column(m, [first_pair[0], first_pair[1], keyed[0], keyed[1]],
-                           direction if decrypts else Const(0), Const(0))
-        second_pair = [Signal(8, name=f"mix{r}", reset_less=True) for r in (2, 3)]
-        m.d.sync += [second_pair[0].eq(mixed[2]), second_pair[1].eq(mixed[3])]
+        older_pair = [Signal(8, name=f"z{r}", reset_less=True) for r in range(2)]
+        m.d.sync += [first_pair[0].eq(keyed[0]), first_pair[1].eq(keyed[1]),
+                     older_pair[0].eq(first_pair[0]), older_pair[1].eq(first_pair[1])]
+        halves = [Signal(8, name=f"mix_in{r}") for r in (2, 3)]
+        m.d.comb += [halves[r].eq(Mux(row_pair[2], keyed[r], older_pair[r])) for r in range(2)]
+        mixed = half_mix_column(m, [first_pair[0], first_pair[1], halves[0], halves[1]],
+                                direction if decrypts else Const(0))
         m.d.comb += forwarded.eq(mixed[0] ^ key2[0])
 
         # Key-expansion writes: cycles 0 and 1 of a word to the encryption region, 2 and 3 to
@@ -428,7 +451,7 @@ class BlockRamAES(AESCipher):
         write_row = Cat(columns[3], row_pair[3], (rounds[3] + 1)[:4], direction)
         for ram, state_ram in enumerate(state_rams):
             key_byte = Mux(key_pair, _byte(head, 2 + ram), _byte(head, ram))
-            round_byte = Mux(row_pair[3], second_pair[ram], mixed[ram]) ^ key2[ram]
+            round_byte = mixed[ram] ^ key2[ram]
             m.d.comb += write_data[ram].eq(Mux(expanding, key_byte, round_byte))
             if ram == 0:
                 key_column = word + Mux(low_lane_key, 0, 2 * key_pair)
