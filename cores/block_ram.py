@@ -448,6 +448,10 @@ class MixedWidthRam(wiring.Component):
         Initial rows (16-bit), from row 0; the rest are 0.
     writes : :class:`bool`
         Whether the write port is used (a read-only table without).
+    byte_mask : :class:`bool`
+        In 256x16 mode, whether ``write_mask`` is the same across each byte (bits 0 and 8 stand
+        for their bytes): the model then writes whole bytes, which other devices' block RAMs
+        do natively (one ``DP16KD`` on ECP5 instead of one per two bits).
 
     Members
     -------
@@ -460,7 +464,8 @@ class MixedWidthRam(wiring.Component):
     write_mask : ``In(16)``
         In 256x16 mode, the bits of the row left unwritten (1 keeps a bit).
     """
-    def __init__(self, *, read_mode: int, write_mode: int = 0, init=(), writes: bool = True):
+    def __init__(self, *, read_mode: int, write_mode: int = 0, init=(), writes: bool = True,
+                 byte_mask: bool = False):
         for name, mode in (("read_mode", read_mode), ("write_mode", write_mode)):
             if mode not in SB_RAM40_MODES:
                 raise ValueError(f"{name} must be 0, 1, 2 or 3, not {mode!r}")
@@ -471,6 +476,9 @@ class MixedWidthRam(wiring.Component):
         self._write_mode = write_mode
         self._init = init + (0,) * (256 - len(init))
         self._writes = writes
+        if byte_mask and write_mode != 0:
+            raise ValueError(f"byte_mask needs write_mode 0 (256x16), not {write_mode}")
+        self._byte_mask = byte_mask
         super().__init__({
             "read_addr": In(11),
             "read_data": Out(SB_RAM40_MODES[read_mode][1]),
@@ -504,9 +512,17 @@ class MixedWidthRam(wiring.Component):
             m.d.comb += self.read_data.eq(Cat(rdata[pin] for pin in read_pins))
             return m
 
-        # The model: a 16-bit memory, each bit written on its own.
+        # The model: a 16-bit memory, each bit (or each byte) written on its own.
         m.submodules.rows = rows = memory.Memory(shape=unsigned(16), depth=256, init=self._init)
-        if self._writes:
+        if self._writes and self._byte_mask:
+            write = rows.write_port(granularity=8)
+            m.d.comb += [
+                write.addr.eq(self.write_addr[:8]),
+                write.data.eq(self.write_data),
+                write.en.eq(self.write_en.replicate(2) &
+                            ~Cat(self.write_mask[0], self.write_mask[8])),
+            ]
+        elif self._writes:
             write = rows.write_port(granularity=1)
             lanes = 1 << self._write_mode       # bits of a group, one per narrow word
             lane = self.write_addr[8:8 + self._write_mode]

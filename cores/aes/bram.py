@@ -177,7 +177,7 @@ class BlockRamAES(AESCipher):
         # written.
         state_rams = []
         for name in ("A", "B"):
-            ram = MixedWidthRam(read_mode=0, write_mode=0)
+            ram = MixedWidthRam(read_mode=0, write_mode=0, byte_mask=True)
             m.submodules[name] = ram
             state_rams.append(ram)
         state_data = [ram.read_data for ram in state_rams]
