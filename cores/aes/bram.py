@@ -20,7 +20,10 @@ the next. The round-key byte stored beside ``(r, d ± r)`` is therefore the one 
 
 **The round, one column in two cycles**: the two bytes read go through the S-boxes, MixColumns
 (or InvMixColumns, the standard inverse cipher with AddRoundKey before it) takes the four bytes of
-the column, and the result is written a byte per RAM per cycle, with the round key XORed in. The
+the column, and the result is written a byte per RAM per cycle, with the round key XORed in. Half
+a MixColumns unit does it (:func:`half_mix_column`): the matrix is circulant, so rows 2 and 3 of
+a column are rows 0 and 1 of the column with its halves swapped, which two registers behind the
+S-boxes give in the cycle after. The
 block's own bytes are never stored: round 1 reads the block straight from ``input.payload`` (which
 the stream rules hold while ``input.valid`` waits for ``input.ready``) and XORs it with round key
 0, kept in the low lane of the rows round 1 reads. The last round's bytes, XORed with the last round
@@ -35,6 +38,10 @@ data (a forwarding path) instead of from the RAM.
 **Key expansion** (FIPS-197 KeyExpansion, once per key): the last Nk words in a ring of
 flip-flops, one word per four cycles, SubWord through the S-box tables, each round-key byte written
 to the encryption region and to the decryption region.
+
+On iCE40 the state RAMs are ``SB_RAM40_4K`` instances (:class:`~cores.block_ram.MixedWidthRam`):
+an inferred memory would come with Yosys' read-first logic, and no row is ever read on the edge
+it is written.
 
 Byte and bit order: a block or key is ``int.from_bytes(fips197_bytes, "big")``; byte ``4c + r`` of
 the block is row ``r`` of column ``c`` of the state.
@@ -194,9 +201,9 @@ class BlockRamAES(AESCipher):
         expanded = Signal()             # Expand: the last cycle of the key expansion
         done = Signal()
 
-        # Round reads: rnd = n - 1 for round n (Nr once the reads are done), k the column of the
-        # round, phase the pair of rows (0: rows 0 and 1, 1: rows 2 and 3), column the state
-        # column that ShiftRows puts in output column k.
+        # Round reads: rnd = n - 1 for round n (Nr once the reads are done), k the round's k-th
+        # column, phase the pair of rows (0: rows 0 and 1, 1: rows 2 and 3), column the output
+        # column it is (s + k, s = -(n - 1) mod 4).
         rnd = Signal(range(16))
         k = Signal(2)
         phase = Signal()
@@ -329,9 +336,9 @@ class BlockRamAES(AESCipher):
             m.d.sync += [a.eq(b) for a, b in zip(ring, ring[1:])]
             m.d.sync += tail.eq(new_word)
 
-        # S-box addresses: the byte read from A (B) in the previous cycle, XORed with what the
-        # cycle before selected: in round 1 the block's byte at that position, in the first two
-        # cycles of a key-expansion step the bytes of SubWord(RotWord(tail)).
+        # S-box addresses: the byte read from A (B) in the previous cycle, XORed in round 1 with
+        # the block's byte at that position (selected a cycle before, into ``early``) and during
+        # key expansion with SubWord's input bytes.
         block_bytes = [_byte(request.block, i) for i in range(16)]
         round_one = Signal()
         m.d.comb += round_one.eq(reading & (rnd == 0))
@@ -388,14 +395,13 @@ class BlockRamAES(AESCipher):
                         expanding & half_substituting & (cycle == pair + 1))))
             sub_bytes.append(_one_hot_or(terms))
 
-        # Writes (rounds: MixColumns output ^ round key; key expansion: round-key bytes).
         write_data = [Signal(8, name=f"write{'AB'[ram]}") for ram in range(2)]
         forwarded = Signal(8)
         for ram in range(2):
             address = state_data[ram][:8] ^ selected[ram] ^ sub_bytes[ram]
             if ram == 0:
-                # The forwarded byte is the write data of rows 0 and 1 (MixColumns output of
-                # this cycle, keyed), taken before the write multiplexer to keep the path short.
+                # The forwarded byte is A's write data in this cycle (row 0 of the MixColumns
+                # output, keyed), taken before the write multiplexer to keep the path short.
                 address = Mux(forward, forwarded, address)
             port = sbox_ports[ram]
             m.d.comb += [
@@ -501,15 +507,6 @@ def _read_column(ram: int, phase, column, direction):
     if ram == 0:
         return (column + Cat(Const(0, 1), phase))[:2]
     return (column + 1 + Cat(Const(0, 1), phase ^ direction))[:2]
-
-
-def _reads_column(ram: int, phase: int, col: int, column, direction):
-    """Whether RAM ``ram`` reads state column ``col`` for row pair ``phase`` (constants) and output
-    column ``column``: :func:`_read_column` solved for ``column``."""
-    if ram == 0:
-        return column == (col - 2 * phase) % 4
-    return Mux(direction, column == (col - 1 - 2 * (phase ^ 1)) % 4,
-               column == (col - 1 - 2 * phase) % 4)
 
 
 def _word_of(value, index: int, words: int):
