@@ -16,9 +16,16 @@ from amaranth.sim import Simulator
 from cores.aes.bram import BlockRamAES, half_mix_column
 from cores.aes.transforms import ROUNDS, mix_columns
 from cores.catalog import get_core
+from cores.gcm.core import GCM
+from cores.gcm.sim import simulate_gcm
 from cores.interface import BlockCipherSignature
+from cores.modes import Mode, ModeOfOperation
 
+from .mode_sim import Key, Message, simulate_mode
+from .nist_modes import MODE_FILE_KINDS, mode_vectors, sp800_38a_ctr_vectors
 from .test_aes_compact import KEY_SIZES
+from .test_gcm import check_against_pycryptodome
+from .test_gcm import random_operations as gcm_random_operations
 from .verilog_bench import check_ice40_form
 
 
@@ -74,6 +81,39 @@ def test_ice40_form_passes_its_vectors_with_yosys_model_of_the_ram_cell(key_bits
     check_ice40_form(BlockRamAES(key_bits, decrypt=decrypt),
                      get_core("aes-bram").config(key_bits, decrypt=decrypt), icarus, tmp_path,
                      rams=2)
+
+
+# Our wrappers hold the payload while they wait, as the core needs.
+
+def test_modes_of_operation_around_the_core_pass_nist_vectors_under_back_pressure():
+    """CBC, CFB and OFB (the first vectors of each AESAVS file, both directions) and CTR
+    (SP 800-38A) through :class:`~cores.modes.ModeOfOperation`, with gaps and stalls: the
+    engine's chaining keeps ``input.payload`` still while the core reads it."""
+    operations, checked, key = [], [], None
+    groups = [(Mode[name], [vector for kind in MODE_FILE_KINDS
+                            for vector in mode_vectors(name, kind, 128)[:2]])
+              for name in ("CBC", "CFB", "OFB")] + [(Mode.CTR, sp800_38a_ctr_vectors(128))]
+    for mode, vectors in groups:
+        for vector in vectors:
+            if vector.key != key:
+                operations.append(Key(vector.key))
+                key = vector.key
+            operations.append(Message(mode, vector.decrypt, vector.iv, vector.given))
+            checked.append(vector)
+    run = simulate_mode(ModeOfOperation(BlockRamAES(128)), operations, rng=random.Random(3),
+                        max_gap=3, max_stall=5, max_edges=200_000)
+    for vector, result in zip(checked, run.results, strict=True):
+        got = b"".join(block.to_bytes(16, "big") for block in result)[:vector.length]
+        want = b"".join(block.to_bytes(16, "big") for block in vector.expected)[:vector.length]
+        assert got == want, vector.source
+
+
+def test_gcm_around_the_encrypt_only_core_matches_pycryptodome():
+    rng = random.Random("bram-gcm")
+    operations, expected = gcm_random_operations(rng, 128, 6)
+    run = simulate_gcm(GCM(BlockRamAES(128, decrypt=False)), operations, rng=rng, max_gap=3,
+                       max_stall=3, backend="cxxrtl", max_edges=500_000)
+    check_against_pycryptodome(run, expected)
 
 
 # Construction
