@@ -96,7 +96,7 @@ def real_core(name):
     return parse_config(name)
 
 
-@pytest.mark.parametrize("name", ["aes-128", "present-80", "present-128"])
+@pytest.mark.parametrize("name", ["aes-128", "aes-bram-128", "present-80", "present-128"])
 def test_real_core_passes(name):
     config = real_core(name)
     selftest = SelfTest.for_config(config, loop_blocks=8, check_blocks=8)
