@@ -133,7 +133,8 @@ class BlockRamAES(AESCipher):
     direction, with ``output.ready`` held high:
 
     * a block is read from the payload in the 8 cycles ending with its transfer; its rounds take
-      8·Nr cycles from the first of those, and the result is valid 2 cycles after the last read;
+      8·Nr cycles of reads from the first of those, and ``output.valid`` rises 3 cycles after the
+      last read (the pipeline behind the reads is 2 cycles deep);
     * *latency*: 8·Nr − 5 edges (75, 91, 107) from the edge where a block transfers in to the edge
       where its result transfers out;
     * *initiation interval*: 8·Nr + 3 edges (83, 99, 115);
