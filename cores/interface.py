@@ -65,7 +65,9 @@ class BlockCipherSignature(wiring.Signature):
     * All three streams follow the rules of :mod:`amaranth.lib.stream`: a transfer happens on a clock
       edge where ``valid`` and ``ready`` are both high; the core never waits for ``ready`` before
       raising ``output.valid``; once ``output.valid`` is high, ``output.valid`` and
-      ``output.payload`` hold until the transfer.
+      ``output.payload`` hold until the transfer. By the same rules a source holds ``valid`` and
+      ``payload`` until the transfer, so a core may read ``input.payload`` in the cycles before it
+      raises ``input.ready`` (:class:`~cores.aes.BlockRamAES` reads its block that way).
     * No block is accepted (``input.ready`` stays low) until the first key has been loaded.
     * A key transfer waits until every block in flight has left the core: ``key.ready`` is high only
       when the core is idle, so each block is processed under exactly one key.
