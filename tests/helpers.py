@@ -7,8 +7,10 @@ cipher it is the catalog entry's model (``config.encrypt`` / ``config.decrypt``)
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import pytest
 from amaranth.lib import wiring
@@ -26,6 +28,7 @@ __all__ = [
     "ticks", "wait_for", "pulse_reset", "run_testbench", "contract_monitor", "ContractRun",
     "run_with_contract", "key_groups", "check_idle_without_key", "check_one_block",
     "check_output_holds", "check_key_load_cycles", "present_configurations", "direction_changes",
+    "RandomRun", "random_run",
 ]
 
 
@@ -125,6 +128,32 @@ def random_operations(config, rng: random.Random, *, keys: int = 2, blocks_per_k
         for _ in range(blocks_per_key):
             operations.append(Process(rng.getrandbits(config.block_bits), rng.random() < 0.5))
     return operations
+
+
+class RandomRun(NamedTuple):
+    """A cached run of random keys and blocks on one configuration (:func:`random_run`)."""
+    config: object
+    core: object
+    operations: list
+    run: CipherRun
+
+
+@functools.cache
+def random_run(name: str, key_bits: int, *, seed, keys: int, blocks_per_key: int,
+               gaps: tuple | None = None, simulate=simulate_cipher, **options) -> RandomRun:
+    """Catalog entry ``name`` at ``key_bits`` with ``options``, on :func:`random_operations`
+    (``keys`` keys of ``blocks_per_key`` blocks, the first two keys all zeros and all ones, from
+    ``random.Random(seed)``), simulated once per session and shared by the tests that read it.
+    ``gaps`` = ``(seed, max_gap, max_stall)`` adds random gaps and back-pressure; ``simulate``
+    replaces :func:`simulate_cipher` (same arguments)."""
+    from cores.catalog import get_core
+    config = get_core(name).config(key_bits, **options)
+    core = config.build()
+    operations = random_operations(config, random.Random(seed), keys=keys,
+                                   blocks_per_key=blocks_per_key, extreme_keys=True)
+    kwargs = {} if gaps is None else {"rng": random.Random(gaps[0]), "max_gap": gaps[1],
+                                      "max_stall": gaps[2]}
+    return RandomRun(config, core, operations, simulate(core, operations, **kwargs))
 
 
 def vector_operations(config) -> list:

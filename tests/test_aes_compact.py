@@ -12,7 +12,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from cores.aes.bram import BlockRamAES
+from cores.aes.bram import BlockRamAES, half_mix_column
 from cores.aes.compact import CompactAES, diagonal_source, mix_column
 from cores.aes.compact_key import ring_plan
 from cores.aes.reference import expand_key_words
@@ -139,41 +139,70 @@ def test_long_random_sweep_matches_pycryptodome(core_class, key_bits):
 
 # Building blocks against their definitions
 
-class _MixColumn(wiring.Component):
-    column: In(32)
-    decrypt: In(1)
-    last: In(1)
-    result: Out(32)
+class _ColumnUnit(wiring.Component):
+    """A column function of the narrow cores (``function(m, bytes, decrypt, last)``, bytes row 0
+    first) as a component with the column in and ``result_bytes`` bytes of result out."""
+    def __init__(self, function, result_bytes: int):
+        self._function = function
+        super().__init__({"column": In(32), "decrypt": In(1), "last": In(1),
+                          "result": Out(8 * result_bytes)})
 
     def elaborate(self, platform):
         m = Module()
         data = [self.column[8 * (3 - r):8 * (4 - r)] for r in range(4)]
-        result = mix_column(m, data, self.decrypt, self.last)
+        result = self._function(m, data, self.decrypt, self.last)
         m.d.comb += self.result.eq(Cat(*reversed(result)))
         return m
 
 
-def test_mix_column_is_mixcolumns_invmixcolumns_or_nothing():
-    dut = _MixColumn()
-    rng = random.Random("mix-column")
+def check_column_unit(dut, seed: str, check):
+    """``check(ctx, data, decrypt)`` for ``dut`` (a :class:`_ColumnUnit`) on 64 columns (all
+    zeros, all ones, two well-known MixColumns test columns and random ones) in both directions."""
+    rng = random.Random(seed)
     columns = [0, 0xffffffff, 0xdb135345, 0xf20a225c] + [rng.getrandbits(32) for _ in range(60)]
 
     async def testbench(ctx):
         for column in columns:
-            data = list(column.to_bytes(4, "big"))
             for decrypt in (0, 1):
-                state = mix_columns(data + [0] * 12, inverse=bool(decrypt))
-                expected = int.from_bytes(bytes(state[:4]), "big")
-                ctx.set(dut.column, column)
                 ctx.set(dut.decrypt, decrypt)
-                ctx.set(dut.last, 0)
-                assert ctx.get(dut.result) == expected, (hex(column), decrypt)
-                ctx.set(dut.last, 1)
-                assert ctx.get(dut.result) == column
+                check(ctx, list(column.to_bytes(4, "big")), decrypt)
 
     sim = Simulator(dut)
     sim.add_testbench(testbench)
     sim.run()
+
+
+def _word(data) -> int:
+    return int.from_bytes(bytes(data), "big")
+
+
+def test_mix_column_is_mixcolumns_invmixcolumns_or_nothing():
+    dut = _ColumnUnit(mix_column, 4)
+
+    def check(ctx, data, decrypt):
+        expected = _word(mix_columns(data + [0] * 12, inverse=bool(decrypt))[:4])
+        ctx.set(dut.column, _word(data))
+        ctx.set(dut.last, 0)
+        assert ctx.get(dut.result) == expected, (data, decrypt)
+        ctx.set(dut.last, 1)
+        assert ctx.get(dut.result) == _word(data)
+
+    check_column_unit(dut, "mix-column", check)
+
+
+def test_half_mix_column_gives_rows_0_and_1_and_with_halves_swapped_rows_2_and_3():
+    """The block-RAM core's unit on (a0, a1, a2, a3) gives rows 0 and 1 of (Inv)MixColumns, on
+    (a2, a3, a0, a1) rows 2 and 3, so one half unit serves a column in two cycles."""
+    dut = _ColumnUnit(lambda m, data, decrypt, last: half_mix_column(m, data, decrypt), 2)
+
+    def check(ctx, data, decrypt):
+        mixed = mix_columns(data + [0] * 12, inverse=bool(decrypt))[:4]
+        ctx.set(dut.column, _word(data))
+        assert ctx.get(dut.result) == _word(mixed[:2]), (data, decrypt)
+        ctx.set(dut.column, _word(data[2:] + data[:2]))
+        assert ctx.get(dut.result) == _word(mixed[2:]), (data, decrypt)
+
+    check_column_unit(dut, "half-mix-column", check)
 
 
 @pytest.mark.parametrize("decrypt", [False, True])

@@ -23,9 +23,10 @@ MODE_CLASSES = {Mode.ECB: ECB, Mode.CBC: CBC, Mode.CFB: CFB, Mode.OFB: OFB, Mode
 KEY_SIZES = (128, 192, 256)
 
 
-def check_vectors(key_bits, groups, **kwargs):
+def check_vectors(key_bits, groups, *, core=None, **kwargs):
     """Run ``groups`` ((Mode, vectors) pairs) through one :class:`ModeOfOperation` with all modes
-    around ``AES(key_bits)``, in one simulation, reloading the key only when it changes."""
+    around ``core`` (``AES(key_bits)`` by default), in one simulation, reloading the key only
+    when it changes."""
     operations, key, checked = [], None, []
     for mode, vectors in groups:
         for vector in vectors:
@@ -34,7 +35,7 @@ def check_vectors(key_bits, groups, **kwargs):
                 key = vector.key
             operations.append(Message(mode, vector.decrypt, vector.iv, vector.given))
             checked.append(vector)
-    run = simulate_mode(ModeOfOperation(AES(key_bits)), operations, **kwargs)
+    run = simulate_mode(ModeOfOperation(core or AES(key_bits)), operations, **kwargs)
     for vector, result in zip(checked, run.results, strict=True):
         got = b"".join(block.to_bytes(16, "big") for block in result)[:vector.length]
         want = b"".join(block.to_bytes(16, "big") for block in vector.expected)[:vector.length]

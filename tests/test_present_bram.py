@@ -1,12 +1,10 @@
 # amaranth: UnusedElaboratable=no
 """The serial PRESENT core in block RAM: the paper's vectors, differential tests against the
 reference model in both directions with key changes and back-pressure, its cycle figures, its
-S-box table from the tables' definitions, and the iCE40 form (``SB_RAM40_4K`` instances) run in
-Icarus Verilog with Yosys' own simulation model of the cell. The stream contract and the
-measured figures are checked on every configuration in ``tests/test_contract.py``."""
-
-import functools
-import random
+S-box table from the tables' definitions. Its iCE40 form (``SB_RAM40_4K`` instances) runs in Icarus
+Verilog with Yosys' own simulation model of the cell in ``tests/test_verilog_sim.py``; the stream
+contract and the measured figures are checked on every configuration in
+``tests/test_contract.py``."""
 
 import pytest
 
@@ -16,9 +14,9 @@ from cores.present import BlockRamPRESENT
 from cores.present.bram import NIBBLE_MODES, nibble_function
 from cores.present.tables import INV_SBOX, KEY_SIZES, SBOX
 
-from .helpers import (expected_results, present_configurations, random_operations, simulate_cipher,
+from .helpers import random_run as shared_random_run
+from .helpers import (expected_results, present_configurations, simulate_cipher,
                       vector_operations)
-from .verilog_bench import check_ice40_form
 
 
 configurations = present_configurations
@@ -28,15 +26,10 @@ def bram_config(key_bits=80, decrypt=True):
     return get_core("present-bram").config(key_bits, decrypt=decrypt)
 
 
-@functools.cache
 def random_run(key_bits, decrypt=True):
-    config = bram_config(key_bits, decrypt)
     # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
-    operations = random_operations(config, random.Random(f"bram-{key_bits}"), keys=3,
-                                   blocks_per_key=5, extreme_keys=True)
-    run = simulate_cipher(config.build(), operations, rng=random.Random(key_bits),
-                          max_gap=3, max_stall=3)
-    return config, operations, run
+    return shared_random_run("present-bram", key_bits, seed=f"bram-{key_bits}", keys=3,
+                             blocks_per_key=5, gaps=(key_bits, 3, 3), decrypt=decrypt)
 
 
 # Constructor and figures.
@@ -85,18 +78,5 @@ def test_paper_vectors(key_bits, decrypt):
 
 @configurations
 def test_random_blocks_with_key_changes_and_back_pressure_match_reference(key_bits, decrypt):
-    config, operations, run = random_run(key_bits, decrypt)
+    config, _, operations, run = random_run(key_bits, decrypt)
     assert run.results == expected_results(config, operations)
-
-
-# The iCE40 form, its cells simulated by Yosys' model of SB_RAM40_4K.
-
-@pytest.mark.parametrize("key_bits, decrypt", [
-    (80, True),
-    pytest.param(80, False, marks=pytest.mark.slow),
-    pytest.param(128, True, marks=pytest.mark.slow),
-], ids=["80-integrated", "80-encrypt-only", "128-integrated"])
-def test_ice40_form_passes_its_vectors_with_yosys_model_of_the_ram_cell(key_bits, decrypt,
-                                                                       icarus, tmp_path):
-    check_ice40_form(BlockRamPRESENT(key_bits, decrypt=decrypt), bram_config(key_bits, decrypt),
-                     icarus, tmp_path, rams=BlockRamPRESENT(key_bits).block_rams)

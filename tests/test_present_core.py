@@ -3,7 +3,6 @@
 cycle table and the encrypt-only core. The stream contract and the measured cycle figures are
 checked on every configuration in ``tests/test_contract.py``."""
 
-import functools
 import random
 
 import pytest
@@ -15,6 +14,7 @@ from cores.present.reference import encrypt_block
 from cores.present.tables import KEY_SIZES
 
 from .cell_models import lut_cells   # noqa: F401 (a fixture)
+from .helpers import random_run as shared_random_run
 from .helpers import (Process, check_output_holds, expected_results, key_groups,
                       random_operations, run_testbench, simulate_cipher, vector_operations)
 from .test_contract import (check_figures, check_key_waits_for_idle,
@@ -33,13 +33,11 @@ def present_config(key_bits, rounds_per_cycle=1, decrypt=True):
                                       decrypt=decrypt)
 
 
-@functools.cache
 def random_run(key_bits, rounds_per_cycle, decrypt=True):
-    config = present_config(key_bits, rounds_per_cycle, decrypt)
     # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
-    operations = random_operations(config, random.Random(rounds_per_cycle), keys=4,
-                                   blocks_per_key=6, extreme_keys=True)
-    return config, operations, simulate_cipher(config.build(), operations)
+    return shared_random_run("present", key_bits, seed=rounds_per_cycle, keys=4,
+                             blocks_per_key=6, rounds_per_cycle=rounds_per_cycle,
+                             decrypt=decrypt)
 
 
 # Constructor and parameters.
@@ -115,7 +113,7 @@ def test_paper_vectors_both_directions(key_bits, rounds_per_cycle):
     pytest.param(*configuration, marks=pytest.mark.slow) if configuration == (128, 31)
     else configuration for configuration in CONFIGURATIONS], ids=CONFIGURATION_IDS)
 def test_random_blocks_with_key_changes_match_reference(key_bits, rounds_per_cycle):
-    config, operations, run = random_run(key_bits, rounds_per_cycle)
+    config, _, operations, run = random_run(key_bits, rounds_per_cycle)
     assert run.results == expected_results(config, operations)
 
 
@@ -147,7 +145,7 @@ class DeviceForm(PRESENT):
 @pytest.mark.parametrize("key_bits, rounds_per_cycle", [
     (80, 1), pytest.param(128, 1, marks=pytest.mark.slow), (80, 4)])   # 128 bits: -m slow
 def test_device_form_matches_reference(device, key_bits, rounds_per_cycle, lut_cells):
-    config, operations, _ = random_run(key_bits, rounds_per_cycle)
+    config, _, operations, _ = random_run(key_bits, rounds_per_cycle)
     vectors = vector_operations(config)
     for ops in (operations, vectors):
         run = simulate_cipher(DeviceForm(device, key_bits, rounds_per_cycle), ops)
@@ -214,7 +212,7 @@ def test_long_random_sweep_with_stalls(key_bits, rounds_per_cycle, decrypt):
 
 @configurations
 def test_encrypt_only_core_encrypts_every_block(key_bits, rounds_per_cycle):
-    config, operations, run = random_run(key_bits, rounds_per_cycle, decrypt=False)
+    config, _, operations, run = random_run(key_bits, rounds_per_cycle, decrypt=False)
     assert any(op.decrypt for op in operations if isinstance(op, Process))
     assert run.results == [encrypt_block(key, op.block, key_bits)
                            for key, op in keyed_blocks(operations)]

@@ -5,7 +5,6 @@ fetched, and the forms built for iCE40 and ECP5 (their cells simulated by models
 contract and the measured figures are checked on every configuration in
 ``tests/test_contract.py``."""
 
-import functools
 import random
 
 import pytest
@@ -17,7 +16,8 @@ from cores.present import KeyTablePRESENT
 from cores.present.tables import KEY_SIZES
 
 from .cell_models import block_ram_models, lut_cells   # noqa: F401 (fixtures)
-from .helpers import (expected_results, present_configurations, random_operations, reference,
+from .helpers import random_run as shared_random_run
+from .helpers import (expected_results, present_configurations, reference,
                       run_testbench, simulate_cipher, stream_get, stream_put, ticks,
                       vector_operations)
 
@@ -29,13 +29,10 @@ def keytable_config(key_bits=80, decrypt=True):
     return get_core("present-keytable").config(key_bits, decrypt=decrypt)
 
 
-@functools.cache
 def random_run(key_bits, decrypt=True):
-    config = keytable_config(key_bits, decrypt)
     # Encrypt-only cores get blocks asking for decryption too: they must encrypt them.
-    operations = random_operations(config, random.Random(f"keytable-{key_bits}"), keys=4,
-                                   blocks_per_key=6, extreme_keys=True)
-    return config, operations, simulate_cipher(config.build(), operations)
+    return shared_random_run("present-keytable", key_bits, seed=f"keytable-{key_bits}", keys=4,
+                             blocks_per_key=6, decrypt=decrypt)
 
 
 # Constructor and figures.
@@ -73,7 +70,7 @@ def test_paper_vectors(key_bits, decrypt):
 
 @configurations
 def test_random_blocks_with_key_changes_match_reference(key_bits, decrypt):
-    config, operations, run = random_run(key_bits, decrypt)
+    config, _, operations, run = random_run(key_bits, decrypt)
     assert run.results == expected_results(config, operations)
     assert set(run.latencies) == {32}
 
@@ -142,7 +139,7 @@ class DeviceForm(KeyTablePRESENT):
 ], ids=["ice40-80", "ecp5-80", "ice40-80-encrypt-only", "ecp5-80-encrypt-only", "ice40-128",
         "ecp5-128"])
 def test_device_form_matches_reference(device, key_bits, decrypt, lut_cells, block_ram_models):
-    config, operations, _ = random_run(key_bits, decrypt)
+    config, _, operations, _ = random_run(key_bits, decrypt)
     # (The cell models simulate slowly: four blocks under the first key, two under the next.)
     operations = operations[:5] + operations[7:10]
     run = simulate_cipher(DeviceForm(device, key_bits, decrypt), operations)

@@ -3,7 +3,6 @@
 model, exact cycle counts, no block lost or duplicated under random stalls, key handling and
 reset."""
 
-import functools
 import random
 
 import pytest
@@ -14,6 +13,7 @@ from cores.present.pipelined import KEY_SPACING, PipelinedPRESENT
 from cores.present.reference import decrypt_block, encrypt_block
 from cores.present.tables import KEY_SIZES
 
+from .helpers import random_run as shared_random_run
 from .helpers import (LoadKey, Process, check_idle_without_key, check_key_load_cycles,
                       check_one_block, expected_results, key_groups, present_configurations,
                       pulse_reset, random_operations, run_testbench, simulate_cipher, stream_get,
@@ -27,13 +27,9 @@ def pipelined_config(key_bits=80, decrypt=True):
     return get_core("present-pipelined").config(key_bits, decrypt=decrypt)
 
 
-@functools.cache
 def random_run(key_bits, decrypt):
-    config = pipelined_config(key_bits, decrypt)
-    core = config.build()
-    operations = random_operations(config, random.Random(key_bits + decrypt), keys=3,
-                                   blocks_per_key=40, extreme_keys=True)
-    return config, core, operations, simulate_cipher(core, operations)
+    return shared_random_run("present-pipelined", key_bits, seed=key_bits + decrypt, keys=3,
+                             blocks_per_key=40, decrypt=decrypt)
 
 
 # Constructor and parameters.

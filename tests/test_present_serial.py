@@ -5,7 +5,6 @@ exact cycle counts, stream rules under random stalls, key handling and reset.
 A block takes thousands of clock edges, so the long runs use the compiled (CXXRTL) simulator;
 the hand-written testbenches, a block or two each, use Amaranth's."""
 
-import functools
 import random
 
 import pytest
@@ -17,6 +16,7 @@ from cores.present import serial
 from cores.present.serial import SerialPRESENT
 from cores.present.tables import KEY_SIZES
 
+from .helpers import random_run as shared_random_run
 from .helpers import (Process, check_idle_without_key, check_key_load_cycles, check_one_block,
                       check_output_holds, expected_results, key_groups, present_configurations,
                       pulse_reset, random_operations, run_testbench, simulate_cipher, stream_get,
@@ -37,13 +37,9 @@ def simulate(core, operations, **kwargs):
     return simulate_cipher(core, operations, backend="cxxrtl", max_edges=edges, **kwargs)
 
 
-@functools.cache
 def random_run(key_bits, decrypt):
-    config = serial_config(key_bits, decrypt)
-    core = config.build()
-    operations = random_operations(config, random.Random(key_bits + decrypt), keys=4,
-                                   blocks_per_key=4, extreme_keys=True)
-    return config, core, operations, simulate(core, operations)
+    return shared_random_run("present-serial", key_bits, seed=key_bits + decrypt, keys=4,
+                             blocks_per_key=4, simulate=simulate, decrypt=decrypt)
 
 
 # Constructor and parameters.

@@ -16,7 +16,8 @@ import pytest
 from cores.catalog import catalog, configurations, parse_config
 from scripts.cli import main
 
-from .verilog_bench import ICARUS_MODES, bench_verilog, export_arguments, run_icarus
+from .verilog_bench import (ICARUS_MODES, bench_verilog, check_ice40_form, export_arguments,
+                            run_icarus)
 
 
 #: In the default run: one configuration of each S-box kind, direction set and PRESENT
@@ -41,6 +42,25 @@ def test_the_default_run_covers_each_architecture():
     assert _CHOSEN <= texts
     assert {parse_config(text).spec.name for text in DEFAULT_RUN} == set(catalog())
     assert DEFAULT_MODES <= set(ICARUS_MODES)
+
+
+# The iCE40 forms of the cores that instantiate SB_RAM40_4K themselves, the cells simulated by
+# Yosys' own model of them; with the number of instances (the AES core's S-box tables are
+# inferred read-only memories, its two state RAMs instances).
+ICE40_FORMS = [
+    ("present-bram-80", 12, ()), ("present-bram-80:decrypt=no", 12, pytest.mark.slow),
+    ("present-bram-128", 15, pytest.mark.slow),
+    ("aes-bram-128", 2, ()), ("aes-bram-128:decrypt=no", 2, pytest.mark.slow),
+    ("aes-bram-256", 2, pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("text, rams", [pytest.param(text, rams, id=text, marks=marks)
+                                        for text, rams, marks in ICE40_FORMS])
+def test_ice40_form_passes_its_vectors_with_yosys_model_of_the_ram_cell(text, rams, icarus,
+                                                                       tmp_path):
+    config = parse_config(text)
+    check_ice40_form(config.build(), config, icarus, tmp_path, rams=rams)
 
 
 @pytest.fixture(scope="module")

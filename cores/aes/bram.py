@@ -48,8 +48,7 @@ the block is row ``r`` of column ``c`` of the state.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import memory, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import memory
 
 from ..block_ram import MixedWidthRam
 from .base import AESCipher

@@ -24,63 +24,58 @@ PAPER = PaperFigure(
     note="as claimed (2.18 Gb/s, 3,978 kb/s per slice); the paper's own formula with its "
          "71 cycles per block and 769.23 ns clock period gives 2.34 Mb/s")
 
+def _aes_entry(**fields) -> CipherEntry:
+    """A catalog entry with what every AES architecture shares: the reference model, 128-bit
+    blocks, the three key sizes (128 by default) and the FIPS-197 vectors."""
+    return CipherEntry(encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
+                       block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
+                       vectors=FIPS197_VECTORS, **fields)
+
+
+def _decrypt_option(parts: str, note: str = "") -> CoreOption:
+    """The ``decrypt`` option of an architecture that can leave decryption (``parts``) out."""
+    return CoreOption("decrypt", bool, True, (True, False),
+                      f"include decryption ({parts}){note}")
+
+
 CATALOG = (
-    CipherEntry(
+    _aes_entry(
         name="aes", title="AES", component=AES,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
         description="FIPS-197, one round per clock, encrypts and decrypts",
         options=(CoreOption("sbox", str, "bram", SBOX_IMPLEMENTATIONS,
                             "S-boxes in block RAM (bram), as look-up logic (logic), or as "
                             "tower-field Boolean logic (boolean)"),
-                 CoreOption("decrypt", bool, True, (True, False),
-                            "include decryption (InvSubBytes, InvMixColumns, the backward key "
-                            "schedule); without it every block is encrypted (CTR, GCM)")),
-        vectors=FIPS197_VECTORS,
+                 _decrypt_option("InvSubBytes, InvMixColumns, the backward key schedule",
+                                 "; without it every block is encrypted (CTR, GCM)")),
         papers=(PAPER,),
         report_defaults=("aes-128",)),
-    CipherEntry(
+    _aes_entry(
         name="aes-pipelined", title="AES-pipelined", component=PipelinedAES,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
         description="every round unrolled, S and 2S tables in block RAM: one block per clock, "
                     "encryption only",
         options=(CoreOption("decrypt", bool, False, (False,),
                             "encryption only (the core has no decryption pipe)"),),
-        vectors=FIPS197_VECTORS,
         # Not in the default sweep: 82 to 114 block RAMs, only the ECP5-85F has them.
         report_defaults=()),
-    CipherEntry(
+    _aes_entry(
         name="aes-ttable", title="AES-ttable", component=TTableAES,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
         description="round-based, T-table look-ups in block RAM, three blocks interleaved, "
                     "round keys expanded into block RAM; encrypts and decrypts",
         options=(CoreOption("tables", str, "auto", ("auto", "sbox"),
                             "T-tables (auto: on every device but iCE40, whose block RAM is too "
                             "small for them) or S-box tables with MixColumns in logic (sbox)"),),
-        vectors=FIPS197_VECTORS,
         report_defaults=("aes-ttable-128",)),
-    CipherEntry(
+    _aes_entry(
         name="aes-compact", title="AES-compact", component=CompactAES,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
         description="32-bit datapath, one column per clock, S-boxes in 4 block RAMs, round keys "
                     "on the fly: for the smallest devices",
-        options=(CoreOption("decrypt", bool, True, (True, False),
-                            "include decryption (inverse S-box, InvMixColumns, the backward key "
-                            "schedule)"),),
-        vectors=FIPS197_VECTORS,
+        options=(_decrypt_option("inverse S-box, InvMixColumns, the backward key schedule"),),
         report_defaults=("aes-compact-128", "aes-compact-128:decrypt=no")),
-    CipherEntry(
+    _aes_entry(
         name="aes-bram", title="AES-bram", component=BlockRamAES,
-        encrypt=reference.encrypt_block, decrypt=reference.decrypt_block,
-        block_bits=128, key_bits=tuple(ROUNDS), default_key_bits=128,
         description="16-bit datapath, the state and every round key in block RAM beside two "
                     "S-box tables (4 block RAMs): the smallest AES",
-        options=(CoreOption("decrypt", bool, True, (True, False),
-                            "include decryption (inverse S-box, InvMixColumns, the decryption "
-                            "region of round keys)"),),
-        vectors=FIPS197_VECTORS,
+        options=(_decrypt_option("inverse S-box, InvMixColumns, the decryption region of round "
+                                 "keys"),),
         report_defaults=("aes-bram-128", "aes-bram-128:decrypt=no")),
 )
