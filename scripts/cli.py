@@ -386,6 +386,140 @@ def _write_report(report, args) -> int:
     return 1 if report["errors"] else 0
 
 
+# --- soc --------------------------------------------------------------------------------------
+
+def _soc_target(args):
+    """The peripheral the SoC carries: ``--core`` (a catalog configuration) with ``--gcm``."""
+    from cores.catalog import parse_config
+    from scripts.flow.targets import PeripheralConfig
+    try:
+        config = parse_config(args.core)
+    except (KeyError, ValueError) as error:
+        raise _Exit(f"--core {args.core}: {error.args[0]}") from None
+    try:
+        return PeripheralConfig(config, bus="wishbone-gcm" if args.gcm else "wishbone")
+    except ValueError as error:
+        raise _Exit(f"--core {args.core}: {error}") from None
+
+
+def _soc_firmware(args, target, isa: str, folder: pathlib.Path, ram_bytes: int | None):
+    """The firmware to run: ``--firmware FILE`` loaded, or the self-test built into
+    ``folder``; returns ``(path, Firmware)``."""
+    from cores.soc.elf import FirmwareError, load_elf, parse_elf
+    from scripts.flow.firmware import FirmwareBuildError, build_selftest
+    if args.firmware:
+        path = pathlib.Path(args.firmware)
+    else:
+        try:
+            path = build_selftest(target, folder, isa=isa)
+        except (FirmwareBuildError, FileNotFoundError) as error:
+            raise _Exit(str(error).splitlines()[0]) from None
+    try:
+        if ram_bytes is None:
+            data = path.read_bytes() if path.exists() else None
+            if data is None:
+                raise _Exit(f"--firmware {path}: no such file")
+            return path, parse_elf(data, str(path))
+        return path, load_elf(path, ram_bytes=ram_bytes)
+    except FirmwareError as error:
+        raise _Exit(str(error)) from None
+
+
+def _cmd_soc_firmware(args):
+    from scripts.flow.firmware import FirmwareBuildError, build_selftest
+    target = _soc_target(args)
+    _check_output_folder(args.out, "--out")
+    try:
+        elf = build_selftest(target, pathlib.Path(args.out), isa=args.isa)
+    except (FirmwareBuildError, FileNotFoundError) as error:
+        raise _Exit(str(error).splitlines()[0]) from None
+    print(f"wrote {elf} and {elf.with_suffix('.bin')} (self-test of {target.label}, {args.isa})")
+    return 0
+
+
+def _cmd_soc_simulate(args):
+    from cores.soc.simulate import compile_soc_model, run_firmware
+    target = _soc_target(args)
+    ram_bytes = args.ram_kib * 1024
+    if ram_bytes & (ram_bytes - 1) or not 1 <= args.ram_kib <= 256:
+        raise _Exit(f"--ram-kib must be a power of two from 1 to 256, not {args.ram_kib}")
+    with tempfile.TemporaryDirectory(prefix="soc-firmware-") as folder:
+        _, firmware = _soc_firmware(args, target, args.isa, pathlib.Path(folder), ram_bytes)
+        if not args.quiet:
+            print(f"cipher-cores: simulating the SoC with {target.label} ({args.isa}, "
+                  f"{args.ram_kib} KiB RAM); the first run of a configuration compiles it",
+                  file=sys.stderr)
+        try:
+            model = compile_soc_model(target, ram_bytes=ram_bytes, isa=args.isa)
+            result = run_firmware(model, firmware, max_cycles=args.max_cycles,
+                                  echo=sys.stdout.buffer)
+        except RuntimeError as error:
+            raise _Exit(str(error).splitlines()[0]) from None
+    if result.output and not result.output.endswith(b"\n"):
+        print()
+    if not result.ok:
+        raise _Exit(result.reason())
+    if not args.quiet:
+        print(f"cipher-cores: {result.reason()}", file=sys.stderr)
+    return 0
+
+
+def _cmd_soc_build(args):
+    from platforms.boards import get_board
+    from scripts.flow.build import BuildError
+    from scripts.flow.soc import SOC_BOARDS, build_soc, ram_bytes_for
+
+    target = _soc_target(args)
+    if args.board not in SOC_BOARDS:
+        raise _Exit(f"--board must be one of {', '.join(SOC_BOARDS)}, not {args.board!r}")
+    board = get_board(args.board)
+    family = board().family.lower()
+    isa = args.isa or ("rv32i" if family == "ice40" else "rv32im")
+    _check_output_folder(args.build_dir, "--build-dir")
+    folder = pathlib.Path(args.build_dir) / f"soc_{target.slug}_{board.name}" / "firmware"
+    folder.mkdir(parents=True, exist_ok=True)
+    path, firmware = _soc_firmware(args, target, isa, folder, None)
+    ram_bytes = args.ram_kib * 1024 if args.ram_kib else ram_bytes_for(firmware.ram_needed)
+    if firmware.ram_needed > ram_bytes:
+        raise _Exit(f"{path}: needs {firmware.ram_needed:,} bytes of RAM, --ram-kib "
+                    f"{args.ram_kib} gives {ram_bytes:,}")
+    _prepare_tools({"ice40": ["yosys", "nextpnr-ice40", "icepack"],
+                    "ecp5": ["yosys", "nextpnr-ecp5", "ecppack"]}[family], args.quiet)
+    with _progress(args) as progress:
+        try:
+            result = build_soc(target, board, firmware, firmware_path=str(path),
+                               ram_bytes=ram_bytes, isa=isa, root=args.build_dir,
+                               seed=args.seed, progress=progress)
+        except BuildError as error:
+            raise _Exit(str(error)) from None
+    print()
+    print(f"SoC: PicoRV32 ({isa}) + {target.label} on {board.title} ({result.device})")
+    print(f"  firmware      {path} ({firmware.ram_needed:,} bytes; RAM {ram_bytes:,} bytes)")
+    print(f"  bitstream     {result.bitstream or '(none)'}")
+    for name in ("cpu", "peripheral", "core", "ram", "sysctl", "decoder", "system"):
+        cells = result.components.get(name)
+        if cells is not None:
+            what = {"peripheral": "peripheral (with core)", "system": "whole system"}.get(name,
+                                                                                         name)
+            print(f"  {what:<23} {cells.lut4:>6,} LUT4 {cells.ff:>6,} FF {cells.bram:>4} BRAM")
+    for cell, figures in sorted(result.utilization.items()):
+        if figures.get("used"):
+            print(f"    {cell:<14} {figures['used']:>6} / {figures['available']}")
+    fmax = "?" if result.fmax_mhz is None else f"{result.fmax_mhz:.1f}"
+    print(f"  Fmax          {fmax} MHz (board clock {result.clock_mhz:g} MHz, seed {result.seed})")
+    if board.uart:
+        print("  UART          115200 baud 8N1 on the board's serial port: the firmware's output")
+    if board.programmer:
+        print(f"  program with  {board.programmer} (in {result.build_dir})")
+    summary = pathlib.Path(result.build_dir) / "soc.json"
+    summary.write_text(json.dumps(result.to_dict(), indent=2))
+    print(f"  summary       {summary}")
+    if not result.timing_met:
+        raise _Exit(f"timing not met: Fmax {fmax} MHz is below the {result.clock_mhz:g} MHz "
+                    f"board clock (bitstream written anyway)")
+    return 0
+
+
 # --- export -----------------------------------------------------------------------------------
 
 def _peripheral_from_args(args):
@@ -670,6 +804,74 @@ def make_parser() -> argparse.ArgumentParser:
     regmap.add_argument("--markdown", metavar="FILE", help="write the Markdown register table")
     regmap.add_argument("--header", metavar="FILE", help="write the C header")
     regmap.set_defaults(func=_cmd_regmap)
+
+    soc = commands.add_parser(
+        "soc", help="the RISC-V SoC: build its firmware, simulate it, build it for a board",
+        description="A PicoRV32 RISC-V SoC with the Wishbone cipher peripheral around a core "
+                    "(memory map in cores/soc/memory_map.py, firmware kit in "
+                    "cores/soc/firmware). Without --firmware, the self-test firmware is built "
+                    "for the core and used.")
+    soc_commands = soc.add_subparsers(dest="soc_command", metavar="SOC_COMMAND",
+                                      parser_class=_Parser, required=True)
+
+    def soc_arguments(command, isa_default):
+        command.add_argument("--core", required=True, metavar="CORE",
+                             help="the peripheral's core, e.g. aes-bram-128, aes-128, "
+                                  "present-80:decrypt=no")
+        command.add_argument("--gcm", action="store_true",
+                             help="build AES-GCM into the peripheral (AES cores)")
+        command.add_argument("--isa", choices=["rv32i", "rv32im"], default=isa_default,
+                             help="the CPU's instruction set" + (
+                                 f" (default {isa_default})" if isa_default else
+                                 " (default: rv32i on iCE40, rv32im on ECP5)"))
+
+    firmware = soc_commands.add_parser(
+        "firmware", help="build the self-test firmware for a core",
+        description="Build the self-test firmware (ELF and raw image) for the SoC with CORE, "
+                    "with the ziglang package's C compiler.")
+    soc_arguments(firmware, "rv32im")
+    firmware.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    firmware.set_defaults(func=_cmd_soc_firmware)
+
+    simulate = soc_commands.add_parser(
+        "simulate", help="run RV32 firmware on the SoC in a compiled simulator",
+        description="Run an RV32 ELF on the SoC (CXXRTL, every cycle of CPU, bus, RAM and "
+                    "peripheral) and print what it writes to the UART. The program is linked "
+                    "with the kit's link.ld: it starts at 0x00000000 (start.S), its stack is at "
+                    "the end of the RAM, and it ends by returning from main() or writing "
+                    "SYSCTL_EXIT. Exit status 0 if it ends with status 0; 1 with one line on "
+                    "any other status, a trap or a timeout.")
+    soc_arguments(simulate, "rv32im")
+    simulate.add_argument("--firmware", metavar="FILE.elf",
+                          help="the program (default: the self-test for CORE)")
+    simulate.add_argument("--max-cycles", type=_POSITIVE, default=20_000_000, metavar="N",
+                          help="give up after N clock cycles (default 20000000)")
+    simulate.add_argument("--ram-kib", type=_POSITIVE, default=128, metavar="N",
+                          help="RAM size in KiB, a power of two up to 256 (default 128)")
+    simulate.add_argument("-q", "--quiet", action="store_true",
+                          help="print only the firmware's output (and errors)")
+    simulate.set_defaults(func=_cmd_soc_simulate)
+
+    soc_build = soc_commands.add_parser(
+        "build", help="build the SoC with its firmware for a board",
+        description="Build a bitstream of the SoC with the firmware in its RAM (sized to the "
+                    "firmware unless --ram-kib) and print the utilization of CPU, peripheral "
+                    "and core, and the Fmax against the board clock. Exits 1 if it does not "
+                    "fit or timing is not met.")
+    soc_arguments(soc_build, None)
+    soc_build.add_argument("--board", required=True, metavar="NAME",
+                           help="icebreaker, ice40-hx8k, ulx3s-85f or orangecrab-25f")
+    soc_build.add_argument("--firmware", metavar="FILE.elf",
+                           help="the program (default: the self-test for CORE)")
+    soc_build.add_argument("--ram-kib", type=_POSITIVE, default=None, metavar="N",
+                           help="RAM size in KiB, a power of two (default: the firmware's size "
+                                "and a 1 KiB stack, rounded up)")
+    soc_build.add_argument("--seed", type=_NON_NEGATIVE, default=1, metavar="N",
+                           help="nextpnr placement seed (default 1)")
+    soc_build.add_argument("--build-dir", default="build", metavar="DIR",
+                           help="where build files go (default: build)")
+    soc_build.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    soc_build.set_defaults(func=_cmd_soc_build)
 
     demo = commands.add_parser(
         "demo", help="simulate the standard test vectors and print cycle counts",

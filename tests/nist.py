@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from pathlib import Path
 import re
 
+from cores.cavp import parse_rsp
+
 
 __all__ = ["AesVector", "split_blocks", "parse_rsp", "aesavs_ecb_path", "aesavs_ecb_vectors",
            "MctRecord", "aesavs_mct_path", "aesavs_mct_records"]
@@ -35,29 +37,6 @@ def split_blocks(hex_text: str, block_bits: int = 128) -> tuple:
     if not hex_text or len(hex_text) % digits:
         raise ValueError(f"message of {len(hex_text)} hex digits is not whole {block_bits}-bit blocks")
     return tuple(int(hex_text[i:i + digits], 16) for i in range(0, len(hex_text), digits))
-
-
-def parse_rsp(path) -> list:
-    """The records of a ``.rsp`` file as ``(section, {FIELD: value})`` pairs, in file order."""
-    records, section, record = [], None, {}
-    for line in Path(path).read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            if record:
-                records.append((section, record))
-                record = {}
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            if record:
-                records.append((section, record))
-                record = {}
-            section = line[1:-1]
-            continue
-        name, _, value = line.partition("=")
-        record[name.strip()] = value.strip()
-    if record:
-        records.append((section, record))
-    return records
 
 
 def aesavs_ecb_path(kind: str, key_bits: int) -> Path:

@@ -218,7 +218,8 @@ def _read_text(path) -> str:
 
 def run_flow(top, platform, directory, *, key: str, core_path: str, capacity: dict,
              seeds: Iterable[int], per_seed_files: bool, pack: bool,
-             progress: Progress | None = None, environ=None) -> FlowResult:
+             progress: Progress | None = None, environ=None,
+             keep: Iterable[str] = ()) -> FlowResult:
     """Prepare ``top`` for ``platform`` in ``directory``, synthesize it, count the cells of the
     core at ``core_path`` by hierarchy, check the design against ``capacity``, then place and
     route it once per seed and, with ``pack``, run the packer.
@@ -226,6 +227,8 @@ def run_flow(top, platform, directory, *, key: str, core_path: str, capacity: di
     With ``per_seed_files``, each seed's log, report and placed design go to seed-specific files
     (``nextpnr.seed2.log``, ``report.seed2.json``); otherwise there must be one seed and the
     files are ``nextpnr.log`` and ``report.json``, where the packer expects them.
+
+    ``keep`` names more modules to keep as hierarchy levels (to count their cells too).
 
     A design that does not fit is returned with :attr:`FlowResult.overflow` set (by the capacity
     check, or read from nextpnr's log when nextpnr stops). Any other failure raises
@@ -245,7 +248,8 @@ def run_flow(top, platform, directory, *, key: str, core_path: str, capacity: di
     with _ELABORATE:
         plan = platform.prepare(
             top, name="top", verbose=True,
-            script_after_read=keep_hierarchy_script(core_path),
+            script_after_read="\n".join(keep_hierarchy_script(module)
+                                         for module in dict.fromkeys([core_path, *keep])),
             script_after_synth=STAT_SCRIPT,
             nextpnr_opts="--timing-allow-fail")
     files = extract_plan(plan, directory)
