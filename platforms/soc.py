@@ -22,6 +22,8 @@ class SoCTop(wiring.Component):
         The firmware (RAM contents from address 0).
     ram_bytes : :class:`int`
     isa : ``"rv32i"`` or ``"rv32im"``
+    interrupts : :class:`bool`
+        Whether the CPU takes interrupts.
     baud : :class:`int`
         UART speed (8N1), on the board's ``uart`` resource where it has one.
 
@@ -29,12 +31,13 @@ class SoCTop(wiring.Component):
     with status 0, the fail LED when it exits with another status or the CPU traps.
     """
     def __init__(self, target, board, *, image: bytes, ram_bytes: int, isa: str = "rv32i",
-                 baud: int = 115200):
+                 interrupts: bool = True, baud: int = 115200):
         self._target = target
         self._board = board
         self._image = image
         self._ram_bytes = ram_bytes
         self._isa = isa
+        self._interrupts = interrupts
         self._baud = baud
         super().__init__({})
 
@@ -44,7 +47,7 @@ class SoCTop(wiring.Component):
         m.submodules.soc = soc = CipherSoC(
             self._target.build(), ram_bytes=self._ram_bytes, image=self._image,
             clock_hz=frequency, uart_divisor=max(1, round(frequency / self._baud)),
-            isa=self._isa)
+            isa=self._isa, interrupts=self._interrupts)
         requested = {}
         m.d.comb += [
             self._board.pass_led.request(m, platform, requested).eq(

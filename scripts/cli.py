@@ -388,7 +388,7 @@ def _write_report(report, args) -> int:
 
 # --- soc --------------------------------------------------------------------------------------
 
-def _soc_target(args):
+def _soc_target(args, fifo_words: int | None = None):
     """The peripheral the SoC carries: ``--core`` (a catalog configuration) with ``--gcm``."""
     from cores.catalog import parse_config
     from scripts.flow.targets import PeripheralConfig
@@ -396,30 +396,35 @@ def _soc_target(args):
         config = parse_config(args.core)
     except (KeyError, ValueError) as error:
         raise _Exit(f"--core {args.core}: {error.args[0]}") from None
+    words = config.block_bits // 32
+    if fifo_words is not None and not words <= fifo_words <= 255:
+        raise _Exit(f"--fifo-words must be from {words} (one block) to 255, not {fifo_words}")
     try:
-        return PeripheralConfig(config, bus="wishbone-gcm" if args.gcm else "wishbone")
+        return PeripheralConfig(config, bus="wishbone-gcm" if args.gcm else "wishbone",
+                                fifo_words=fifo_words)
     except ValueError as error:
         raise _Exit(f"--core {args.core}: {error}") from None
 
 
-def _soc_firmware(args, target, isa: str, folder: pathlib.Path, ram_bytes: int | None):
-    """The firmware to run: ``--firmware FILE`` loaded, or the self-test built into
-    ``folder``; returns ``(path, Firmware)``."""
+def _soc_firmware(args, target, isa: str, folder: pathlib.Path, ram_bytes: int | None,
+                  variant: str = "full", interrupts: bool = True):
+    """The firmware to run: ``--firmware FILE`` loaded, or the self-test (``variant``) built
+    into ``folder``; returns ``(path, Firmware)``."""
     from cores.soc.elf import FirmwareError, load_elf, parse_elf
     from scripts.flow.firmware import FirmwareBuildError, build_selftest
     if args.firmware:
         path = pathlib.Path(args.firmware)
+        if not path.is_file():
+            raise _Exit(f"--firmware {path}: no such file")
     else:
         try:
-            path = build_selftest(target, folder, isa=isa)
+            path = build_selftest(target, folder, isa=isa, variant=variant,
+                                  interrupts=interrupts)
         except (FirmwareBuildError, FileNotFoundError) as error:
             raise _Exit(str(error).splitlines()[0]) from None
     try:
         if ram_bytes is None:
-            data = path.read_bytes() if path.exists() else None
-            if data is None:
-                raise _Exit(f"--firmware {path}: no such file")
-            return path, parse_elf(data, str(path))
+            return path, parse_elf(path.read_bytes(), str(path))
         return path, load_elf(path, ram_bytes=ram_bytes)
     except FirmwareError as error:
         raise _Exit(str(error)) from None
@@ -430,10 +435,12 @@ def _cmd_soc_firmware(args):
     target = _soc_target(args)
     _check_output_folder(args.out, "--out")
     try:
-        elf = build_selftest(target, pathlib.Path(args.out), isa=args.isa)
+        elf = build_selftest(target, pathlib.Path(args.out), isa=args.isa, variant=args.variant,
+                             interrupts=not args.no_irq)
     except (FirmwareBuildError, FileNotFoundError) as error:
         raise _Exit(str(error).splitlines()[0]) from None
-    print(f"wrote {elf} and {elf.with_suffix('.bin')} (self-test of {target.label}, {args.isa})")
+    print(f"wrote {elf} and {elf.with_suffix('.bin')} ({args.variant} self-test of "
+          f"{target.label}, {args.isa})")
     return 0
 
 
@@ -444,13 +451,15 @@ def _cmd_soc_simulate(args):
     if ram_bytes & (ram_bytes - 1) or not 1 <= args.ram_kib <= 256:
         raise _Exit(f"--ram-kib must be a power of two from 1 to 256, not {args.ram_kib}")
     with tempfile.TemporaryDirectory(prefix="soc-firmware-") as folder:
-        _, firmware = _soc_firmware(args, target, args.isa, pathlib.Path(folder), ram_bytes)
+        _, firmware = _soc_firmware(args, target, args.isa, pathlib.Path(folder), ram_bytes,
+                                    variant=args.variant, interrupts=not args.no_irq)
         if not args.quiet:
             print(f"cipher-cores: simulating the SoC with {target.label} ({args.isa}, "
                   f"{args.ram_kib} KiB RAM); the first run of a configuration compiles it",
                   file=sys.stderr)
         try:
-            model = compile_soc_model(target, ram_bytes=ram_bytes, isa=args.isa)
+            model = compile_soc_model(target, ram_bytes=ram_bytes, isa=args.isa,
+                                      interrupts=not args.no_irq)
             result = run_firmware(model, firmware, max_cycles=args.max_cycles,
                                   echo=sys.stdout.buffer)
         except RuntimeError as error:
@@ -469,16 +478,19 @@ def _cmd_soc_build(args):
     from scripts.flow.build import BuildError
     from scripts.flow.soc import SOC_BOARDS, build_soc, ram_bytes_for
 
-    target = _soc_target(args)
     if args.board not in SOC_BOARDS:
         raise _Exit(f"--board must be one of {', '.join(SOC_BOARDS)}, not {args.board!r}")
+    preset = SOC_BOARDS[args.board]
+    target = _soc_target(args, args.fifo_words or preset.fifo_words)
     board = get_board(args.board)
     family = board().family.lower()
-    isa = args.isa or ("rv32i" if family == "ice40" else "rv32im")
+    isa = args.isa or preset.isa
+    variant = args.variant or preset.variant
     _check_output_folder(args.build_dir, "--build-dir")
     folder = pathlib.Path(args.build_dir) / f"soc_{target.slug}_{board.name}" / "firmware"
     folder.mkdir(parents=True, exist_ok=True)
-    path, firmware = _soc_firmware(args, target, isa, folder, None)
+    path, firmware = _soc_firmware(args, target, isa, folder, None, variant=variant,
+                                   interrupts=not args.no_irq)
     ram_bytes = args.ram_kib * 1024 if args.ram_kib else ram_bytes_for(firmware.ram_needed)
     if firmware.ram_needed > ram_bytes:
         raise _Exit(f"{path}: needs {firmware.ram_needed:,} bytes of RAM, --ram-kib "
@@ -488,12 +500,14 @@ def _cmd_soc_build(args):
     with _progress(args) as progress:
         try:
             result = build_soc(target, board, firmware, firmware_path=str(path),
-                               ram_bytes=ram_bytes, isa=isa, root=args.build_dir,
-                               seed=args.seed, progress=progress)
+                               ram_bytes=ram_bytes, isa=isa, interrupts=not args.no_irq,
+                               root=args.build_dir, seed=args.seed, progress=progress)
         except BuildError as error:
-            raise _Exit(str(error)) from None
+            hint = "" if args.no_irq else " (--no-irq leaves out the CPU's interrupt support)"
+            raise _Exit(f"{error}{hint if 'LC' in str(error) else ''}") from None
     print()
-    print(f"SoC: PicoRV32 ({isa}) + {target.label} on {board.title} ({result.device})")
+    print(f"SoC: PicoRV32 ({isa}{'' if not args.no_irq else ', no interrupts'}) + "
+          f"{target.label} on {board.title} ({result.device})")
     print(f"  firmware      {path} ({firmware.ram_needed:,} bytes; RAM {ram_bytes:,} bytes)")
     print(f"  bitstream     {result.bitstream or '(none)'}")
     for name in ("cpu", "peripheral", "core", "ram", "sysctl", "decoder", "system"):
@@ -824,6 +838,15 @@ def make_parser() -> argparse.ArgumentParser:
                              help="the CPU's instruction set" + (
                                  f" (default {isa_default})" if isa_default else
                                  " (default: rv32i on iCE40, rv32im on ECP5)"))
+        command.add_argument("--no-irq", action="store_true",
+                             help="build the CPU without interrupt support (about 390 iCE40 "
+                                  "LUT4 less; the self-test then skips its interrupt check)")
+        command.add_argument("--variant", choices=["full", "small", "known-answers"],
+                             default="full" if isa_default else None,
+                             help="which self-test to build when no --firmware is given "
+                                  "(default: " + ("full" if isa_default else
+                                                  "small on the iCEBreaker, known-answers on "
+                                                  "the HX8K, full on ECP5") + ")")
 
     firmware = soc_commands.add_parser(
         "firmware", help="build the self-test firmware for a core",
@@ -857,12 +880,16 @@ def make_parser() -> argparse.ArgumentParser:
         description="Build a bitstream of the SoC with the firmware in its RAM (sized to the "
                     "firmware unless --ram-kib) and print the utilization of CPU, peripheral "
                     "and core, and the Fmax against the board clock. Exits 1 if it does not "
-                    "fit or timing is not met.")
+                    "fit or timing is not met. The default firmware is the self-test, in the "
+                    "variant the board's block RAM holds (see --variant).")
     soc_arguments(soc_build, None)
     soc_build.add_argument("--board", required=True, metavar="NAME",
                            help="icebreaker, ice40-hx8k, ulx3s-85f or orangecrab-25f")
     soc_build.add_argument("--firmware", metavar="FILE.elf",
                            help="the program (default: the self-test for CORE)")
+    soc_build.add_argument("--fifo-words", type=_POSITIVE, default=None, metavar="N",
+                           help="depth of the peripheral's FIFOs in words (default: two blocks; "
+                                "one block on the HX8K, where it frees two block RAMs)")
     soc_build.add_argument("--ram-kib", type=_POSITIVE, default=None, metavar="N",
                            help="RAM size in KiB, a power of two (default: the firmware's size "
                                 "and a 1 KiB stack, rounded up)")

@@ -82,6 +82,35 @@ def test_aes128_cbc_then_ctr_like_firmware():
     run(dut, bench)
 
 
+def test_little_endian_data_words_are_the_block_bytes_as_a_little_endian_cpu_loads_them():
+    """CTRL.LITTLE_ENDIAN: DIN takes and DOUT gives each word with bytes 4j..4j+3 in bits
+    7:0..31:24 (a little-endian CPU's word load of the byte string); CLEAR turns it off."""
+    rng = random.Random(7)
+    key, plaintext = rng.randbytes(16), rng.randbytes(32)
+    little = bit("CTRL", "LITTLE_ENDIAN")
+    dut = CipherPeripheral(AES(128))
+
+    async def bench(fw, ctx, rst, memories):
+        await fw.set_key(int.from_bytes(key, "big"), 128)
+        await fw.write("LENGTH", 2)
+        await fw.write("CTRL", Mode.ECB.value | little | bit("CTRL", "START"))
+        assert await fw.read("CTRL") & little
+        for at in range(0, 32, 4):
+            await fw.write("DIN", int.from_bytes(plaintext[at:at + 4], "little"))
+        words = []
+        for _ in range(8):
+            while not field("STATUS", "OUT_WORDS", await fw.read("STATUS")):
+                pass
+            words.append(await fw.read("DOUT"))
+        result = b"".join(word.to_bytes(4, "little") for word in words)
+        assert result == PyAES.new(key, PyAES.MODE_ECB).encrypt(plaintext)
+        await fw.write("CTRL", bit("CTRL", "CLEAR"))
+        await fw.wait_idle()
+        assert not await fw.read("CTRL") & little
+
+    run(dut, bench)
+
+
 def test_present_80_and_128_every_mode():
     """Two key sizes behind KEYSEL (PRESENT-128 encrypt-only): every mode that each can do, both
     directions, against the mode model; ECB/CBC decryption on the encrypt-only core is refused."""

@@ -400,6 +400,7 @@ class CipherPeripheral(wiring.Component):
         mode = Signal(3)
         decrypt = Signal()
         keysel = Signal(2)
+        little_endian = Signal()         # CTRL.LITTLE_ENDIAN
         length = Signal(16)
         errors = Signal(8 if gcm is None else 9)
         irq_enable = Signal(3 if gcm is None else 4)
@@ -484,11 +485,13 @@ class CipherPeripheral(wiring.Component):
         m.d.sync += self.irq.eq((conditions & irq_enable).any())
 
         gcm_fields = {} if gcm is None else {"TAG_BYTES": tag_bytes}
-        ctrl_image = _place("CTRL", MODE=mode, DECRYPT=decrypt, KEYSEL=keysel, **gcm_fields)
+        ctrl_image = _place("CTRL", MODE=mode, DECRYPT=decrypt, KEYSEL=keysel,
+                            LITTLE_ENDIAN=little_endian, **gcm_fields)
         ctrl_next = merged(ctrl_image)
         next_mode = _field(ctrl_next, "CTRL", "MODE")
         next_decrypt = _field(ctrl_next, "CTRL", "DECRYPT")
         next_keysel = _field(ctrl_next, "CTRL", "KEYSEL")
+        next_little_endian = _field(ctrl_next, "CTRL", "LITTLE_ENDIAN")
         next_tag_bytes = _field(ctrl_next, "CTRL", "TAG_BYTES")
         start_bit = _field(bus.dat_w & wmask, "CTRL", "START")
         clear_bit = _field(bus.dat_w & wmask, "CTRL", "CLEAR")
@@ -509,7 +512,8 @@ class CipherPeripheral(wiring.Component):
                         m.d.comb += flag("BUSY_WRITE")
                     with m.Else():
                         m.d.sync += [mode.eq(next_mode), decrypt.eq(next_decrypt),
-                                     keysel.eq(next_keysel)]
+                                     keysel.eq(next_keysel),
+                                     little_endian.eq(next_little_endian)]
                         if gcm is not None:
                             m.d.sync += tag_bytes.eq(next_tag_bytes)
                         with m.If(next_keysel != keysel):
@@ -616,8 +620,13 @@ class CipherPeripheral(wiring.Component):
             m.d.comb += engine_mode.eq(Mux(scrubbing, Mode.ECB, mode))
         if self._select is not None:
             m.d.comb += self._select.select.eq(Mux(scrubbing, scrub_sel, keysel))
+        def in_order(word):
+            # The byte order of CTRL.LITTLE_ENDIAN: with the zeroing below, still one LUT4 a bit.
+            return Mux(little_endian, Cat(*(word[8 * (3 - i):8 * (4 - i)] for i in range(4))),
+                       word)
+
         m.d.comb += [
-            din.w_data.eq(Mux(scrubbing, 0, bus.dat_w)),
+            din.w_data.eq(Mux(scrubbing, 0, in_order(bus.dat_w))),
             din.w_en.eq(din_push),
             dout.r_en.eq(dout_pop),
             engine.key.payload.eq(Mux(scrubbing, 0, key)),
@@ -626,7 +635,7 @@ class CipherPeripheral(wiring.Component):
             engine.input.payload.decrypt.eq(~scrubbing & decrypt),
             engine.input.payload.first.eq(scrubbing | first),
             engine.input.payload.last.eq(scrubbing | (in_left == 1)),
-            dout.w_data.eq(Mux(scrubbing, 0, out_block[-32:])),
+            dout.w_data.eq(Mux(scrubbing, 0, in_order(out_block[-32:]))),
         ]
         if gcm is not None:
             m.d.comb += [
@@ -636,8 +645,9 @@ class CipherPeripheral(wiring.Component):
             ]
 
         def clear_everything():
-            zero = [key, iv, mode, decrypt, keysel, length, errors, key_set, loaded_sel,
-                    in_block, out_block, in_count, out_count, in_left, out_left, first]
+            zero = [key, iv, mode, decrypt, keysel, little_endian, length, errors, key_set,
+                    loaded_sel, in_block, out_block, in_count, out_count, in_left, out_left,
+                    first]
             if gcm is not None:
                 zero += [tag, tag_expected, tag_bytes, aad_bytes, text_bytes, part_left,
                          tag_ready, authentic, use_gcm]

@@ -108,6 +108,11 @@ REGISTERS = (
               "DECRYPT and KEYSEL (loads the key first if it changed)"),
         Field("CLEAR", 9, 1, "w1", "abort and zeroize: key, IV, FIFOs, core and mode state, "
               "configuration and errors; busy until done"),
+        Field("LITTLE_ENDIAN", 10, 1, "rw", "1: DIN and DOUT words hold a block's bytes "
+              "little-endian (bytes 4j..4j+3 in bits 7:0..31:24 of word j), as a little-endian "
+              "CPU loads them from memory, so firmware copies words without reordering bytes; "
+              "0: big-endian (bytes 4j..4j+3 in bits 31:24..7:0). Applies to words as they "
+              "enter the input FIFO (DIN writes) and as results enter the output FIFO"),
         Field("TAG_BYTES", 16, 5, "rw", "GCM decryption: leading bytes of TAG_EXPECTED compared, "
               "4 to 16 (0: 16); other values are refused (ERROR.UNSUPPORTED). Reads 0 without "
               "GCM"),

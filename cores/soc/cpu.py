@@ -45,9 +45,12 @@ class PicoRV32(wiring.Component):
     ----------
     isa : ``"rv32i"`` or ``"rv32im"``
         RV32I, or RV32I with the M extension (multiply and divide: about 1,000 iCE40 LUT4 more).
+    interrupts : :class:`bool`
+        PicoRV32's interrupt support (about 390 iCE40 LUT4). Without it ``irq`` is ignored and
+        firmware polls.
 
     The configuration, chosen for area: no cycle counters (``rdcycle`` traps; the SoC has a
-    memory-mapped one), interrupts on with PicoRV32's q-registers and without its timer,
+    memory-mapped one), interrupts (unless ``interrupts=False``) with PicoRV32's q-registers and without its timer,
     dual-ported register file (4 iCE40 block RAMs), two-stage shifter, misaligned accesses and
     illegal instructions trapping. The reset address is
     :data:`~cores.soc.memory_map.RESET_ADDRESS`, the interrupt handler
@@ -70,22 +73,29 @@ class PicoRV32(wiring.Component):
     irq: In(32)
     trap: Out(1)
 
-    def __init__(self, *, isa: str = "rv32i"):
+    def __init__(self, *, isa: str = "rv32i", interrupts: bool = True):
         if isa not in ISAS:
             raise ValueError(f"isa must be one of {', '.join(ISAS)}, not {isa!r}")
+        if not isinstance(interrupts, bool):
+            raise TypeError(f"interrupts must be True or False, not {interrupts!r}")
         self._isa = isa
+        self._interrupts = interrupts
         super().__init__()
 
     @property
     def isa(self) -> str:
         return self._isa
 
+    @property
+    def interrupts(self) -> bool:
+        return self._interrupts
+
     def parameters(self) -> dict:
         """The ``picorv32_wb`` parameters this CPU is built with."""
         multiply = int(self._isa == "rv32im")
         return {
             "ENABLE_COUNTERS": 0, "ENABLE_COUNTERS64": 0,
-            "ENABLE_IRQ": 1, "ENABLE_IRQ_QREGS": 1, "ENABLE_IRQ_TIMER": 0,
+            "ENABLE_IRQ": int(self._interrupts), "ENABLE_IRQ_QREGS": 1, "ENABLE_IRQ_TIMER": 0,
             "ENABLE_MUL": multiply, "ENABLE_DIV": multiply,
             "CATCH_MISALIGN": 1, "CATCH_ILLINSN": 1,
             "PROGADDR_RESET": RESET_ADDRESS, "PROGADDR_IRQ": IRQ_HANDLER_ADDRESS,
@@ -96,10 +106,17 @@ class PicoRV32(wiring.Component):
         if platform is not None:
             platform.add_file("picorv32.v", picorv32_source())
         address = Signal(32)
+        # PicoRV32 must see its reset asserted to start: some platforms' sync domains have none
+        # (ECP5 initialises flip-flops at configuration), so hold it for 16 cycles after
+        # configuration too.
+        settling = Signal(range(16), init=15)
+        with m.If(settling != 0):
+            m.d.sync += settling.eq(settling - 1)
+        reset = ResetSignal(allow_reset_less=True) | (settling != 0)
         m.submodules.core = Instance(
             "picorv32_wb",
             **{f"p_{name}": value for name, value in self.parameters().items()},
-            i_wb_clk_i=ClockSignal(), i_wb_rst_i=ResetSignal(),
+            i_wb_clk_i=ClockSignal(), i_wb_rst_i=reset,
             o_wbm_adr_o=address, o_wbm_dat_o=self.bus.dat_w, i_wbm_dat_i=self.bus.dat_r,
             o_wbm_we_o=self.bus.we, o_wbm_sel_o=self.bus.sel, o_wbm_stb_o=self.bus.stb,
             i_wbm_ack_i=self.bus.ack, o_wbm_cyc_o=self.bus.cyc,

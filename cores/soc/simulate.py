@@ -64,21 +64,24 @@ class SimulationResult:
         return f"timeout: the firmware did not exit within {self.cycles:,} cycles"
 
 
-def simulation_soc(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32im"):
+def simulation_soc(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32im",
+                   interrupts: bool = True):
     """The SoC a simulation runs: ``target`` (a :class:`~scripts.flow.targets.
     PeripheralConfig`) built as the peripheral, an empty RAM, a UART bit per cycle."""
     from .system import CipherSoC
     return CipherSoC(target.build(), ram_bytes=ram_bytes, clock_hz=SIM_CLOCK_HZ,
-                     uart_divisor=1, isa=isa)
+                     uart_divisor=1, isa=isa, interrupts=interrupts)
 
 
-def compile_soc_model(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32im"):
+def compile_soc_model(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32im",
+                      interrupts: bool = True):
     """The compiled model (a :class:`cores.sim_cxxrtl.CompiledModel`) of
     :func:`simulation_soc`, from the cache or built now."""
     from ..sim_cxxrtl import compile_model
     from .cpu import picorv32_source
     driver = resources.files(__package__).joinpath("sim_driver.cc").read_text()
-    return compile_model(simulation_soc(target, ram_bytes=ram_bytes, isa=isa),
+    return compile_model(simulation_soc(target, ram_bytes=ram_bytes, isa=isa,
+                                        interrupts=interrupts),
                          driver_source=driver, verilog={"picorv32.v": picorv32_source()},
                          debug_level=1)
 

@@ -38,6 +38,8 @@ class CipherSoC(wiring.Component):
         Clock cycles per UART bit.
     isa : ``"rv32i"`` or ``"rv32im"``
         The CPU's instruction set (:class:`~cores.soc.cpu.PicoRV32`).
+    interrupts : :class:`bool`
+        Whether the CPU takes interrupts (the peripheral's is wired to IRQ 3 either way).
 
     Members
     -------
@@ -61,13 +63,13 @@ class CipherSoC(wiring.Component):
     trap: Out(1)
 
     def __init__(self, peripheral, *, ram_bytes: int, image: bytes = b"", clock_hz: int,
-                 uart_divisor: int, isa: str = "rv32i"):
+                 uart_divisor: int, isa: str = "rv32i", interrupts: bool = True):
         if not isinstance(peripheral, CipherPeripheral):
             raise TypeError(f"peripheral must be a CipherPeripheral, not {peripheral!r}")
         if isa not in ISAS:
             raise ValueError(f"isa must be one of {', '.join(ISAS)}, not {isa!r}")
         self.peripheral = peripheral
-        self.cpu = PicoRV32(isa=isa)
+        self.cpu = PicoRV32(isa=isa, interrupts=interrupts)
         self.ram = WishboneRAM(size_bytes=ram_bytes, image=image)
         self.sysctl = SystemController(clock_hz=clock_hz, ram_bytes=ram_bytes,
                                        uart_divisor=uart_divisor)

@@ -40,7 +40,9 @@ def compiler_flags(isa: str) -> list:
     """The flags of a kit build for an SoC with ``isa`` (``rv32i`` or ``rv32im``)."""
     cpu = {"rv32i": "generic_rv32", "rv32im": "generic_rv32+m"}[isa]
     return ["-target", "riscv32-freestanding-none", f"-mcpu={cpu}", "-Os", "-ffreestanding",
-            "-nostdlib", "-Wall", "-Werror", "-fno-asynchronous-unwind-tables"]
+            "-nostdlib", "-Wall", "-Werror", "-fno-asynchronous-unwind-tables",
+            # Unused functions of the kit (GCM in a build without it, say) take no RAM.
+            "-ffunction-sections", "-fdata-sections", "-Wl,--gc-sections"]
 
 
 def compile_firmware(sources, output, *, isa: str = "rv32i", include_dirs=()) -> Path:
@@ -184,10 +186,11 @@ def _reference_cases(config, rng: random.Random) -> list:
     return cases
 
 
-def selftest_cases(target) -> list:
+def selftest_cases(target, *, small: bool = False) -> list:
     """The checks of the self-test for ``target`` (a :class:`~scripts.flow.targets.
     PeripheralConfig`): the core's known answers in ECB both ways, then each mode both ways
-    (AES: NIST files; PRESENT: the reference model), then GCM if built."""
+    (AES: NIST files; PRESENT: the reference model), then GCM if built. ``small`` keeps the
+    known answers and CBC only (for a RAM of a few KiB)."""
     config = target.core
     size = config.block_bits // 8
     key_bytes = -(-config.key_bits // 8)
@@ -209,6 +212,11 @@ def selftest_cases(target) -> list:
         cases += _reference_cases(config, random.Random(f"selftest {config.text}"))
     if target.gcm:
         cases += _gcm_cases(config.key_bits)
+    if small:
+        cases = [case for case in cases if case.kind == "run" and
+                 case.mode & ~_DECRYPT in (_MODE["ECB"], _MODE["CBC"])
+                 and (case.mode & ~_DECRYPT == _MODE["CBC"] or "MMT" not in case.name
+                      and "random" not in case.name)]
     return cases
 
 
@@ -220,16 +228,17 @@ def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def vectors_header(target) -> str:
-    """``selftest_vectors.h`` for ``target``."""
+def vectors_header(target, *, small: bool = False, interrupts: bool = True) -> str:
+    """``selftest_vectors.h`` for ``target`` (``small``: see :func:`selftest_cases`; no
+    software AES, four-block benchmarks; ``interrupts``: whether the CPU takes them)."""
     config = target.core
-    cases = selftest_cases(target)
+    cases = selftest_cases(target, small=small)
     size = config.block_bits // 8
     key_bytes = -(-config.key_bits // 8)
     kinds = {"run": "SELFTEST_RUN", "gcm-seal": "SELFTEST_GCM_SEAL",
              "gcm-open": "SELFTEST_GCM_OPEN"}
     modes = (1 << 5) - 1 | ((1 << _MODE["GCM"]) if target.gcm else 0)
-    software = config.spec.name.startswith("aes") and config.key_bits == 128
+    software = config.spec.name.startswith("aes") and config.key_bits == 128 and not small
     irq_case = next(index for index, case in enumerate(cases)
                     if case.kind == "run" and case.mode == _MODE["ECB"])
     bench_key = random.Random(f"bench {config.text}").getrandbits(config.key_bits)
@@ -240,13 +249,14 @@ def vectors_header(target) -> str:
         f"#define SELFTEST_BLOCK_BYTES {size}u",
         f"#define SELFTEST_MODES 0x{modes:x}u",
         f"#define SELFTEST_DECRYPTS {int(config.decrypts)}",
-        f"#define SELFTEST_GCM {int(target.gcm)}",
+        f"#define SELFTEST_GCM {int(target.gcm and not small)}",
+        f"#define SELFTEST_IRQ {int(interrupts)}",
         f"#define SELFTEST_SOFTWARE_AES {int(software)}",
-        f"#define SELFTEST_BENCH_BLOCKS {BENCH_BLOCKS}u",
+        f"#define SELFTEST_BENCH_BLOCKS {4 if small else BENCH_BLOCKS}u",
         f"#define SELFTEST_SOFTWARE_BLOCKS {SOFTWARE_BLOCKS}u",
         f"#define SELFTEST_BENCH_KEY_BYTES {key_bytes}u",
         f"#define SELFTEST_BUFFER_BYTES "
-        f"{max(max(len(case.text) for case in cases), 16 * SOFTWARE_BLOCKS)}u",
+        f"{max(max(len(case.text) for case in cases), 0 if small else 16 * SOFTWARE_BLOCKS)}u",
         f"#define SELFTEST_CASE_COUNT {len(cases)}u",
         f"#define SELFTEST_IRQ_CASE {irq_case}u",
         "enum { SELFTEST_RUN, SELFTEST_GCM_SEAL, SELFTEST_GCM_OPEN };",
@@ -275,13 +285,25 @@ def vectors_header(target) -> str:
     return "\n".join(lines)
 
 
-def build_selftest(target, folder, *, isa: str = "rv32i") -> Path:
-    """Write ``selftest_vectors.h`` for ``target`` into ``folder`` and build
-    ``selftest.elf`` (and ``selftest.bin``) there. Returns the ELF's path."""
+#: The self-test programs: the full one, and the known-answer check alone (no printf, no
+#: benchmarks) for a RAM of 2 KiB.
+PROGRAMS = {"full": "selftest.c", "small": "selftest.c", "known-answers": "known_answers.c"}
+
+
+def build_selftest(target, folder, *, isa: str = "rv32i", variant: str = "full",
+                   interrupts: bool = True) -> Path:
+    """Write ``selftest_vectors.h`` for ``target`` into ``folder`` and build ``selftest.elf``
+    (and ``selftest.bin``) there; returns the ELF's path. ``variant`` is ``full``, ``small``
+    (fewer vectors, no software AES: for boards with little block RAM) or ``known-answers``
+    (the small set of vectors, checked and reported as PASS/FAIL lines only)."""
+    if variant not in PROGRAMS:
+        raise ValueError(f"variant must be one of {', '.join(PROGRAMS)}, not {variant!r}")
+    small = variant != "full"
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "selftest_vectors.h").write_text(vectors_header(target))
-    sources = [KIT / "selftest" / "selftest.c"]
-    if target.core.spec.name.startswith("aes") and target.core.key_bits == 128:
+    (folder / "selftest_vectors.h").write_text(vectors_header(target, small=small,
+                                                              interrupts=interrupts))
+    sources = [KIT / "selftest" / PROGRAMS[variant]]
+    if target.core.spec.name.startswith("aes") and target.core.key_bits == 128 and not small:
         sources.append(KIT / "aes_soft.c")
     return compile_firmware(sources, folder / "selftest.elf", isa=isa, include_dirs=[folder])

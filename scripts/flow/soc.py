@@ -11,17 +11,38 @@ from .measure import classify_cells, hierarchy_cells
 from .progress import Progress
 
 
-__all__ = ["SOC_BOARDS", "SoCBuild", "ram_bytes_for", "component_paths", "build_soc"]
+__all__ = ["SoCPreset", "SOC_BOARDS", "SoCBuild", "ram_bytes_for", "component_paths",
+           "build_soc"]
 
-#: The boards ``cipher-cores soc build`` supports.
-SOC_BOARDS = ("icebreaker", "ice40-hx8k", "ulx3s-85f", "orangecrab-25f")
+
+@dataclass(frozen=True)
+class SoCPreset:
+    """What ``cipher-cores soc build`` puts on a board unless told otherwise: the self-test
+    variant (see :func:`scripts.flow.firmware.build_selftest`), the peripheral's FIFO depth
+    (``None``: two blocks) and the CPU's instruction set."""
+    variant: str
+    isa: str
+    fifo_words: int | None = None
+
+
+#: The boards ``cipher-cores soc build`` supports, with their presets. The limit on iCE40 is
+#: block RAM (4 kbit each, 30 on the UP5K, 32 on the HX8K; the CPU's register file takes 4):
+#: the UP5K holds 8 KiB of RAM beside the block-RAM AES, enough for the small self-test; beside
+#: the round AES (20 block RAMs) the HX8K holds 4 KiB once the FIFOs are one block deep (then
+#: in logic), enough for the known-answer test. The ECP5 boards run the full self-test.
+SOC_BOARDS = {
+    "icebreaker": SoCPreset("small", "rv32i"),
+    "ice40-hx8k": SoCPreset("known-answers", "rv32i", fifo_words=4),
+    "ulx3s-85f": SoCPreset("full", "rv32im"),
+    "orangecrab-25f": SoCPreset("full", "rv32im"),
+}
 #: Stack the RAM keeps beyond the firmware's last byte when the build sizes it.
-STACK_RESERVE = 1024
+STACK_RESERVE = 512
 
 
 def ram_bytes_for(ram_needed: int) -> int:
     """The smallest power-of-two RAM (at least 1 KiB) holding ``ram_needed`` bytes and a stack
-    of :data:`STACK_RESERVE`."""
+    of :data:`STACK_RESERVE` (enough for the kit's driver and the self-test)."""
     size = 1024
     while size < ram_needed + STACK_RESERVE:
         size *= 2
@@ -50,6 +71,7 @@ class SoCBuild:
     ram_bytes: int
     firmware: str
     isa: str
+    interrupts: bool = True
     components: dict = field(default_factory=dict)
     fmax_mhz: float | None = None
     timing_met: bool = False
@@ -61,7 +83,7 @@ class SoCBuild:
     def to_dict(self) -> dict:
         result = {name: getattr(self, name) for name in (
             "label", "board", "device", "family", "build_dir", "clock_mhz", "seed", "ram_bytes",
-            "firmware", "isa", "fmax_mhz", "timing_met", "utilization", "bitstream",
+            "firmware", "isa", "interrupts", "fmax_mhz", "timing_met", "utilization", "bitstream",
             "elapsed_s")}
         result["components"] = {name: vars(cells) for name, cells in self.components.items()}
         result["files"] = [vars(file) for file in self.files]
@@ -69,7 +91,7 @@ class SoCBuild:
 
 
 def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
-              isa: str = "rv32i", root="build", seed: int = 1,
+              isa: str = "rv32i", interrupts: bool = True, root="build", seed: int = 1,
               progress: Progress | None = None) -> SoCBuild:
     """Build the bitstream of the SoC with ``target``'s peripheral running ``firmware`` (a
     :class:`cores.soc.elf.Firmware`) on ``board``.
@@ -84,12 +106,14 @@ def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
     key = f"SoC {target.label} @ {board.name}"
     directory = pathlib.Path(root) / f"soc_{target.slug}_{board.name}"
     started = time.monotonic()
-    top = SoCTop(target, board, image=firmware.image, ram_bytes=ram_bytes, isa=isa)
+    top = SoCTop(target, board, image=firmware.image, ram_bytes=ram_bytes, isa=isa,
+                 interrupts=interrupts)
     paths = component_paths(target)
     result = SoCBuild(label=target.label, board=board.name, device=platform.device,
                       family=platform.family.lower(), build_dir=str(directory),
                       clock_mhz=platform.default_clk_frequency / 1e6, seed=seed,
-                      ram_bytes=ram_bytes, firmware=str(firmware_path), isa=isa)
+                      ram_bytes=ram_bytes, firmware=str(firmware_path), isa=isa,
+                      interrupts=interrupts)
     flow = run_flow(top, platform, directory, key=key, core_path=paths["core"],
                     capacity=board.capacity, seeds=[seed], per_seed_files=False, pack=True,
                     progress=progress, keep=list(paths.values()))

@@ -52,6 +52,8 @@ class PeripheralConfig:
     """
     core: CoreConfig
     bus: str = "wishbone"
+    #: The depth of each data FIFO in words (``None``: the peripheral's default, two blocks).
+    fifo_words: int | None = None
 
     def __post_init__(self):
         if self.bus not in WRAPPERS:
@@ -108,7 +110,7 @@ class PeripheralConfig:
     def build(self):
         """A new peripheral, with a new core inside."""
         from cores.bus import CipherPeripheral
-        return CipherPeripheral(self.core.build(), gcm=self.gcm)
+        return CipherPeripheral(self.core.build(), gcm=self.gcm, fifo_words=self.fifo_words)
 
     def encrypt(self, key: int, block: int) -> int:
         return self.core.encrypt(key, block)

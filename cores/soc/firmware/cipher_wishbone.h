@@ -22,6 +22,8 @@
 #define CIPHER_CTRL_START_MASK                   0x00000100u
 #define CIPHER_CTRL_CLEAR_SHIFT                  9u
 #define CIPHER_CTRL_CLEAR_MASK                   0x00000200u
+#define CIPHER_CTRL_LITTLE_ENDIAN_SHIFT          10u
+#define CIPHER_CTRL_LITTLE_ENDIAN_MASK           0x00000400u
 #define CIPHER_CTRL_TAG_BYTES_SHIFT              16u
 #define CIPHER_CTRL_TAG_BYTES_MASK               0x001f0000u
 

@@ -193,7 +193,8 @@ int main(void)
                                     info.modes == SELFTEST_MODES);
     for (unsigned i = 0; i < SELFTEST_CASE_COUNT; i++)
         run_case(&SELFTEST_CASES[i]);
-    interrupt_test(&SELFTEST_CASES[SELFTEST_IRQ_CASE]);
+    if (SELFTEST_IRQ)
+        interrupt_test(&SELFTEST_CASES[SELFTEST_IRQ_CASE]);
 
     for (uint32_t i = 0; i < sizeof bench_in; i++)
         bench_in[i] = (uint8_t)(i * 7u + 1u);
