@@ -436,7 +436,7 @@ def _cmd_soc_firmware(args):
     _check_output_folder(args.out, "--out")
     try:
         elf = build_selftest(target, pathlib.Path(args.out), isa=args.isa, variant=args.variant,
-                             interrupts=not args.no_irq)
+                             interrupts=args.irq)
     except (FirmwareBuildError, FileNotFoundError) as error:
         raise _Exit(str(error).splitlines()[0]) from None
     print(f"wrote {elf} and {elf.with_suffix('.bin')} ({args.variant} self-test of "
@@ -452,14 +452,14 @@ def _cmd_soc_simulate(args):
         raise _Exit(f"--ram-kib must be a power of two from 1 to 256, not {args.ram_kib}")
     with tempfile.TemporaryDirectory(prefix="soc-firmware-") as folder:
         _, firmware = _soc_firmware(args, target, args.isa, pathlib.Path(folder), ram_bytes,
-                                    variant=args.variant, interrupts=not args.no_irq)
+                                    variant=args.variant, interrupts=args.irq)
         if not args.quiet:
             print(f"cipher-cores: simulating the SoC with {target.label} ({args.isa}, "
                   f"{args.ram_kib} KiB RAM); the first run of a configuration compiles it",
                   file=sys.stderr)
         try:
             model = compile_soc_model(target, ram_bytes=ram_bytes, isa=args.isa,
-                                      interrupts=not args.no_irq)
+                                      interrupts=args.irq)
             result = run_firmware(model, firmware, max_cycles=args.max_cycles,
                                   echo=sys.stdout.buffer)
         except RuntimeError as error:
@@ -486,11 +486,13 @@ def _cmd_soc_build(args):
     family = board().family.lower()
     isa = args.isa or preset.isa
     variant = args.variant or preset.variant
+    if args.irq is None:
+        args.irq = preset.interrupts
     _check_output_folder(args.build_dir, "--build-dir")
     folder = pathlib.Path(args.build_dir) / f"soc_{target.slug}_{board.name}" / "firmware"
     folder.mkdir(parents=True, exist_ok=True)
     path, firmware = _soc_firmware(args, target, isa, folder, None, variant=variant,
-                                   interrupts=not args.no_irq)
+                                   interrupts=args.irq)
     ram_bytes = args.ram_kib * 1024 if args.ram_kib else ram_bytes_for(firmware.ram_needed)
     if firmware.ram_needed > ram_bytes:
         raise _Exit(f"{path}: needs {firmware.ram_needed:,} bytes of RAM, --ram-kib "
@@ -500,13 +502,13 @@ def _cmd_soc_build(args):
     with _progress(args) as progress:
         try:
             result = build_soc(target, board, firmware, firmware_path=str(path),
-                               ram_bytes=ram_bytes, isa=isa, interrupts=not args.no_irq,
+                               ram_bytes=ram_bytes, isa=isa, interrupts=args.irq,
                                root=args.build_dir, seed=args.seed, progress=progress)
         except BuildError as error:
-            hint = "" if args.no_irq else " (--no-irq leaves out the CPU's interrupt support)"
+            hint = "" if not args.irq else " (--no-irq leaves out the CPU's interrupt support)"
             raise _Exit(f"{error}{hint if 'LC' in str(error) else ''}") from None
     print()
-    print(f"SoC: PicoRV32 ({isa}{'' if not args.no_irq else ', no interrupts'}) + "
+    print(f"SoC: PicoRV32 ({isa}{'' if args.irq else ', no interrupts'}) + "
           f"{target.label} on {board.title} ({result.device})")
     print(f"  firmware      {path} ({firmware.ram_needed:,} bytes; RAM {ram_bytes:,} bytes)")
     print(f"  bitstream     {result.bitstream or '(none)'}")
@@ -838,9 +840,14 @@ def make_parser() -> argparse.ArgumentParser:
                              help="the CPU's instruction set" + (
                                  f" (default {isa_default})" if isa_default else
                                  " (default: rv32i on iCE40, rv32im on ECP5)"))
-        command.add_argument("--no-irq", action="store_true",
-                             help="build the CPU without interrupt support (about 390 iCE40 "
-                                  "LUT4 less; the self-test then skips its interrupt check)")
+        command.add_argument("--irq", action=argparse.BooleanOptionalAction,
+                             default=True if isa_default else None,
+                             help="build the CPU with interrupt support (--no-irq: about 390 "
+                                  "iCE40 LUT4 less, and the self-test skips its interrupt "
+                                  "check; default: " + ("with" if isa_default else
+                                                       "without on the iCEBreaker, where it "
+                                                       "does not fit otherwise; with elsewhere")
+                                  + ")")
         command.add_argument("--variant", choices=["full", "small", "known-answers"],
                              default="full" if isa_default else None,
                              help="which self-test to build when no --firmware is given "

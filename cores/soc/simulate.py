@@ -93,16 +93,15 @@ def run_firmware(model, firmware: Firmware, *, max_cycles: int = DEFAULT_MAX_CYC
     with tempfile.TemporaryDirectory(prefix="socsim-") as folder:
         image = Path(folder) / "image.bin"
         image.write_bytes(firmware.image)
-        process = subprocess.Popen([str(model.path), str(image), str(max_cycles)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         output = bytearray()
-        while chunk := os.read(process.stdout.fileno(), 4096):
-            output += chunk
-            if echo is not None:
-                echo.write(chunk)
-                echo.flush()
-        errors = process.stderr.read().decode(errors="replace")
-        process.wait()
+        with subprocess.Popen([str(model.path), str(image), str(max_cycles)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+            while chunk := os.read(process.stdout.fileno(), 4096):
+                output += chunk
+                if echo is not None:
+                    echo.write(chunk)
+                    echo.flush()
+            errors = process.stderr.read().decode(errors="replace")
     status = [line.split() for line in errors.splitlines() if line.startswith("SOCSIM ")]
     if process.returncode != 0 or not status or status[-1][1] == "error":
         detail = " ".join(status[-1][2:]) if status else errors.strip()[-200:]
