@@ -368,6 +368,12 @@ def _default_cores() -> list:
 def _write_report(report, args) -> int:
     """Print ``report`` and write the files ``--json``, ``--plot`` and ``--markdown`` ask for."""
     from scripts.flow.report import markdown_report, plot_report, text_table
+    if getattr(args, "soc", None):
+        try:
+            report["soc"] = json.loads(pathlib.Path(args.soc).read_text())["soc"]
+        except (OSError, ValueError, KeyError, TypeError):
+            raise _Exit(f"--soc {args.soc}: not a file written by 'cipher-cores soc report "
+                        f"--json'") from None
     print()
     print(text_table(report))
     for error in report["errors"]:
@@ -470,6 +476,32 @@ def _cmd_soc_simulate(args):
         raise _Exit(result.reason())
     if not args.quiet:
         print(f"cipher-cores: {result.reason()}", file=sys.stderr)
+    return 0
+
+
+def _cmd_soc_report(args):
+    from scripts.flow.build import BuildError
+    from scripts.flow.soc import SOC_BOARDS, soc_markdown, soc_report
+    for board in args.boards:
+        if board not in SOC_BOARDS:
+            raise _Exit(f"--boards: {board!r} is not one of {', '.join(SOC_BOARDS)}")
+    for path, option in ((args.json, "--json"), (args.markdown, "--markdown")):
+        _check_output_file(path, option)
+    _check_output_folder(args.build_dir, "--build-dir")
+    _prepare_tools(["yosys", "nextpnr-ice40", "icepack", "nextpnr-ecp5", "ecppack"], args.quiet)
+    with _progress(args) as progress:
+        try:
+            report = soc_report(args.boards, root=args.build_dir, seed=args.seed,
+                                progress=progress)
+        except BuildError as error:
+            raise _Exit(str(error)) from None
+    report["command"] = "cipher-cores " + " ".join(shlex.quote(arg) for arg in args.argv)
+    text = soc_markdown(report)
+    print(text)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"soc": report}, indent=2))
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(text)
     return 0
 
 
@@ -793,6 +825,9 @@ def make_parser() -> argparse.ArgumentParser:
                         help="earlier reports (their --json files) to put on the same page: a row "
                              "this run measures replaces theirs for the same core and device, and "
                              "the page says which sweep measured each row")
+    report.add_argument("--soc", metavar="FILE",
+                        help="add the RISC-V SoC section written by 'cipher-cores soc report "
+                             "--json FILE'")
     report.add_argument("--json", metavar="FILE", help="write the full report as JSON")
     report.add_argument("--markdown", metavar="FILE", help="write the report as Markdown")
     report.add_argument("--plot", metavar="FILE", help="plot area against throughput (PNG)")
@@ -844,10 +879,7 @@ def make_parser() -> argparse.ArgumentParser:
                              default=True if isa_default else None,
                              help="build the CPU with interrupt support (--no-irq: about 390 "
                                   "iCE40 LUT4 less, and the self-test skips its interrupt "
-                                  "check; default: " + ("with" if isa_default else
-                                                       "without on the iCEBreaker, where it "
-                                                       "does not fit otherwise; with elsewhere")
-                                  + ")")
+                                  "check; default: with)")
         command.add_argument("--variant", choices=["full", "small", "known-answers"],
                              default="full" if isa_default else None,
                              help="which self-test to build when no --firmware is given "
@@ -906,6 +938,27 @@ def make_parser() -> argparse.ArgumentParser:
                            help="where build files go (default: build)")
     soc_build.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     soc_build.set_defaults(func=_cmd_soc_build)
+
+    soc_report_parser = soc_commands.add_parser(
+        "report", help="build the SoC on each board and measure it: the results page's section",
+        description="Build the SoC with each board's preset (self-test variant, CPU, FIFOs) "
+                    "and core (aes-bram-128 on the iCEBreaker, aes-128 elsewhere), simulate "
+                    "the full self-test for cycles per block and the speed-up over software "
+                    "AES-128, and print the SoC section of the results page.")
+    soc_report_parser.add_argument("--boards", nargs="+", metavar="BOARD",
+                                   default=["icebreaker", "ice40-hx8k", "ulx3s-85f",
+                                            "orangecrab-25f"],
+                                   help="boards (default: all four)")
+    soc_report_parser.add_argument("--seed", type=_NON_NEGATIVE, default=1, metavar="N",
+                                   help="nextpnr placement seed (default 1)")
+    soc_report_parser.add_argument("--json", metavar="FILE",
+                                   help="write the measurements (for report --soc)")
+    soc_report_parser.add_argument("--markdown", metavar="FILE", help="write the section")
+    soc_report_parser.add_argument("--build-dir", default="build/soc", metavar="DIR",
+                                   help="where build files go (default: build/soc)")
+    soc_report_parser.add_argument("-q", "--quiet", action="store_true",
+                                   help="no progress display")
+    soc_report_parser.set_defaults(func=_cmd_soc_report)
 
     demo = commands.add_parser(
         "demo", help="simulate the standard test vectors and print cycle counts",

@@ -443,6 +443,9 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         out += [f"![Area against throughput]({plot})", ""]
     out += _comparison_lines(report)
     out += _cycle_lines(report)
+    if report.get("soc"):
+        from .soc import soc_markdown
+        out += [soc_markdown(report["soc"])]
     out += [
         "## How to read the table",
         "",

@@ -27,14 +27,13 @@ class SoCPreset:
 
 
 #: The boards ``cipher-cores soc build`` supports, with their presets. iCE40 is short of
-#: everything: the UP5K's 30 block RAMs (4 kbit each; the CPU's register file takes 4) hold
-#: 8 KiB of RAM beside the block-RAM AES, enough for the small self-test, and its 5,280 logic
-#: cells hold the SoC only without the CPU's interrupt support (with it: 5,368 LUT4, 102 %);
-#: beside the round AES (20 block RAMs) the HX8K holds 4 KiB once the FIFOs are one block deep,
-#: enough for the known-answer test, but not the logic (108 % of its cells after packing). The
-#: ECP5 boards run the full self-test.
+#: block RAM (4 kbit each, 30 on the UP5K, 32 on the HX8K; the CPU's register file takes 4): the
+#: UP5K holds 8 KiB of RAM beside the block-RAM AES, enough for the small self-test; beside the
+#: round AES (20 block RAMs) the HX8K holds 4 KiB once the FIFOs are one block deep, enough for
+#: the known-answer test. (Neither device has the logic cells for the SoC yet: see the results
+#: page.) The ECP5 boards run the full self-test.
 SOC_BOARDS = {
-    "icebreaker": SoCPreset("small", "rv32i", interrupts=False),
+    "icebreaker": SoCPreset("small", "rv32i"),
     "ice40-hx8k": SoCPreset("known-answers", "rv32i", fifo_words=4),
     "ulx3s-85f": SoCPreset("full", "rv32im"),
     "orangecrab-25f": SoCPreset("full", "rv32im"),
@@ -141,3 +140,146 @@ def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
             result.files.insert(0, BuildFile("bitstream", result.bitstream))
     result.elapsed_s = round(time.monotonic() - started, 1)
     return result
+
+
+# --- the SoC section of the results page ---------------------------------------------------------
+
+#: The core each board's SoC carries on the results page (the issue's targets: the block-RAM AES
+#: on the UP5K, the round AES elsewhere).
+REPORT_CORES = {"icebreaker": "aes-bram-128", "ice40-hx8k": "aes-128",
+                "ulx3s-85f": "aes-128", "orangecrab-25f": "aes-128"}
+
+
+def parse_selftest_output(text: str) -> dict:
+    """The self-test's measurements: ``{"cycles_per_block": {mode: cycles}, "software":
+    cycles or None, "speedup": x or None, "passed": bool, "summary": line}``."""
+    cycles, software, speedup, summary = {}, None, None, ""
+    for line in text.splitlines():
+        fields = line.split()
+        if line.startswith("BENCH ") and fields[-1] == "cycles/block":
+            value = float(fields[-2])
+            if fields[1].startswith("software"):
+                software = value
+            else:
+                cycles[fields[1]] = value
+        elif line.startswith("SUMMARY "):
+            summary = line
+            for part in line.split("; "):
+                if part.startswith("speed-up "):
+                    speedup = float(part.removeprefix("speed-up ").rstrip("x"))
+    return {"cycles_per_block": cycles, "software": software, "speedup": speedup,
+            "passed": summary.endswith("; PASS"), "summary": summary}
+
+
+def measure_soc_cycles(target, *, isa: str, folder) -> dict:
+    """Run the full self-test of ``target`` in the compiled simulator and return
+    :func:`parse_selftest_output` of what it printed."""
+    from cores.soc.elf import load_elf
+    from cores.soc.simulate import DEFAULT_RAM_BYTES, compile_soc_model, run_firmware
+    from .firmware import build_selftest
+    elf = build_selftest(target, folder, isa=isa)
+    model = compile_soc_model(target, isa=isa)
+    result = run_firmware(model, load_elf(elf, ram_bytes=DEFAULT_RAM_BYTES))
+    if not result.ok:
+        raise BuildError(f"the self-test of {target.label} failed in simulation: "
+                         f"{result.reason()}")
+    return parse_selftest_output(result.output.decode(errors="replace"))
+
+
+def soc_report(boards, *, root="build/soc", seed: int = 1,
+               progress: Progress | None = None) -> dict:
+    """Build the SoC on each of ``boards`` (names of :data:`SOC_BOARDS`) with its preset and
+    the core of :data:`REPORT_CORES`, and measure its cycles per block in simulation; a board
+    the SoC does not fit gets its overflow instead of figures."""
+    from cores.catalog import parse_config
+    from platforms.boards import get_board
+    from cores.soc.elf import parse_elf
+    from .firmware import build_selftest
+    from .targets import PeripheralConfig
+    entries, cycles = [], {}
+    for name in boards:
+        preset, board = SOC_BOARDS[name], get_board(name)
+        target = PeripheralConfig(parse_config(REPORT_CORES[name]),
+                                  fifo_words=preset.fifo_words)
+        folder = pathlib.Path(root) / f"soc_{target.slug}_{name}" / "firmware"
+        elf = build_selftest(target, folder, isa=preset.isa, variant=preset.variant,
+                             interrupts=preset.interrupts)
+        firmware = parse_elf(elf.read_bytes(), str(elf))
+        ram_bytes = ram_bytes_for(firmware.ram_needed)
+        entry = {"board": name, "title": board.title, "device": board.device,
+                 "core": REPORT_CORES[name], "label": target.label, "isa": preset.isa,
+                 "interrupts": preset.interrupts, "fifo_words": preset.fifo_words,
+                 "variant": preset.variant, "ram_bytes": ram_bytes,
+                 "clock_mhz": board().default_clk_frequency / 1e6, "fit": True}
+        try:
+            result = build_soc(target, board, firmware, firmware_path=str(elf),
+                               ram_bytes=ram_bytes, isa=preset.isa,
+                               interrupts=preset.interrupts, root=root, seed=seed,
+                               progress=progress)
+            entry.update(fmax_mhz=result.fmax_mhz, timing_met=result.timing_met,
+                         components={key: vars(value) for key, value in
+                                     result.components.items()})
+        except DoesNotFit as error:
+            entry.update(fit=False, reason=str(error))
+        key = (REPORT_CORES[name], preset.isa)
+        if key not in cycles:
+            cycles[key] = measure_soc_cycles(
+                PeripheralConfig(parse_config(REPORT_CORES[name])), isa=preset.isa,
+                folder=pathlib.Path(root) / f"cycles_{REPORT_CORES[name]}_{preset.isa}")
+        entry["cycles"] = cycles[key]
+        entries.append(entry)
+    return {"seed": seed, "boards": entries}
+
+
+def soc_markdown(report: dict) -> str:
+    """The SoC section of the results page."""
+    out = ["## RISC-V SoC: PicoRV32 + the Wishbone peripheral, firmware on the CPU", "",
+           "Made by `cipher-cores soc report` (one nextpnr seed, "
+           f"{report.get('seed', 1)}); the self-test firmware of `cores/soc/firmware` measures "
+           "cycles per block with the SoC's cycle counter, CPU-driven (polling, word copies "
+           "with `CTRL.LITTLE_ENDIAN`, 32 blocks a message, key loaded), in the compiled "
+           "simulator, which runs every cycle of CPU, bus and peripheral as the board does. "
+           "The software AES-128 is `aes_soft.c` (four 1 KiB T-tables, FIPS-197) on the same "
+           "CPU. LUT4 / FF / BRAM per part are counted by hierarchy after synthesis "
+           "(peripheral includes core).", "",
+           "| board (device) | core | CPU | CPU LUT4/FF/BRAM | peripheral LUT4/FF/BRAM | "
+           "core LUT4/FF/BRAM | system LUT4/FF/BRAM | RAM | Fmax / clock (MHz) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+
+    def cells(entry, part):
+        value = entry.get("components", {}).get(part)
+        return "—" if value is None else f"{value['lut4']:,} / {value['ff']:,} / {value['bram']}"
+
+    for entry in report["boards"]:
+        cpu = f"PicoRV32 {entry['isa']}" + ("" if entry["interrupts"] else ", no IRQ")
+        if entry["fit"]:
+            fmax = f"{entry['fmax_mhz']:.1f} / {entry['clock_mhz']:g}" + \
+                ("" if entry["timing_met"] else " (missed)")
+        else:
+            fmax = "does not fit: " + entry["reason"].rsplit(": ", 1)[-1]
+        out.append(f"| {entry['title']} ({entry['device']}) | {entry['core']} | {cpu} | "
+                   f"{cells(entry, 'cpu')} | {cells(entry, 'peripheral')} | "
+                   f"{cells(entry, 'core')} | {cells(entry, 'system')} | "
+                   f"{entry['ram_bytes'] // 1024} KiB ({entry['variant']} self-test) | {fmax} |")
+    out += ["", "Cycles per block through the bus (CPU-driven), and the speed-up of CBC "
+                "encryption over the software AES-128 on the same CPU:", ""]
+    seen, rows = set(), []
+    modes = None
+    for entry in report["boards"]:
+        key = (entry["core"], entry["isa"])
+        if key in seen:
+            continue
+        seen.add(key)
+        figures = entry["cycles"]
+        modes = modes or list(figures["cycles_per_block"])
+        rows.append((entry["core"], entry["isa"], figures))
+    out += ["| core | CPU | " + " | ".join(modes) + " | software AES-128 CBC | speed-up |",
+            "| --- | --- | " + " | ".join("---" for _ in modes) + " | --- | --- |"]
+    for core, isa, figures in rows:
+        values = " | ".join(f"{figures['cycles_per_block'].get(mode, float('nan')):,.1f}"
+                            for mode in modes)
+        software = "—" if figures["software"] is None else f"{figures['software']:,.1f}"
+        speedup = "—" if figures["speedup"] is None else f"{figures['speedup']:.1f}x"
+        out.append(f"| {core} | {isa} | {values} | {software} | {speedup} |")
+    out.append("")
+    return "\n".join(out)
