@@ -16,6 +16,7 @@ import random
 import subprocess
 import sys
 
+import cores.soc
 from cores.bus import regmap
 
 
@@ -24,7 +25,7 @@ __all__ = ["FirmwareBuildError", "KIT", "KIT_SOURCES", "SelftestCase", "compile_
 
 
 #: The firmware kit: linker script, start-up code, headers, driver.
-KIT = Path(__file__).resolve().parents[2] / "cores" / "soc" / "firmware"
+KIT = Path(cores.soc.__file__).parent / "firmware"
 #: The kit's sources every program links (start-up code, UART and exit, driver, runtime).
 KIT_SOURCES = ("start.S", "soc.c", "cipher.c", "runtime.c")
 
