@@ -116,7 +116,7 @@ Examples:
   cipher-cores report -j 2 --markdown docs/results.md --plot docs/results.png
   cipher-cores export --core aes --verilog aes128.v
   cipher-cores report --cores wishbone:aes-128 aes-128 --devices ice40-up5k
-  cipher-cores regmap --markdown docs/wishbone.md --header docs/cipher_wishbone.h
+  cipher-cores regmap --markdown docs/wishbone.md --header cores/soc/firmware/cipher_wishbone.h
 """
 
 
@@ -851,7 +851,7 @@ def make_parser() -> argparse.ArgumentParser:
         description="Write the register map of the Wishbone cipher peripheral, generated from "
                     "its one description (cores/bus/regmap.py): a Markdown table "
                     "(docs/wishbone.md) and a C header of offsets, fields and masks "
-                    "(docs/cipher_wishbone.h).")
+                    "(cores/soc/firmware/cipher_wishbone.h).")
     regmap.add_argument("--markdown", metavar="FILE", help="write the Markdown register table")
     regmap.add_argument("--header", metavar="FILE", help="write the C header")
     regmap.set_defaults(func=_cmd_regmap)

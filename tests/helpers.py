@@ -22,6 +22,7 @@ from cores.sim import (CipherRun, LoadKey, Process, simulate_cipher, simulator_w
 
 
 __all__ = [
+    "run_cli", "assert_one_line_error",
     "LoadKey", "Process", "CipherRun", "simulate_cipher", "simulator_with_reset", "stream_get",
     "stream_monitor", "stream_put", "pass_through",
     "aes_oracle", "reference", "expected_results", "random_operations", "vector_operations",
@@ -407,3 +408,23 @@ def direction_changes(vector) -> tuple:
                   Process(plaintext, decrypt=False), Process(plaintext, decrypt=False),
                   Process(ciphertext, decrypt=True), Process(ciphertext, decrypt=True)]
     return operations, [plaintext, ciphertext, ciphertext, plaintext, plaintext]
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+def run_cli(capsys, *argv):
+    """Run ``cipher-cores argv...`` in this process: ``(exit code, stdout, stderr)``."""
+    from scripts.cli import main
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_one_line_error(code, err, message):
+    """The command failed with exit 1 and one line on stderr that contains ``message``."""
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("cipher-cores")
+    assert message in lines[0], lines[0]
+    assert "Traceback" not in err

@@ -10,24 +10,14 @@ import pytest
 
 from scripts.cli import main
 
+from .helpers import assert_one_line_error, run_cli
+
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".
 pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def assert_one_line_error(code, err, message):
-    assert code == 1
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("cipher-cores")
-    assert message in lines[0]
-    assert "Traceback" not in err
+run = run_cli
 
 
 def test_help_explains(capsys):

@@ -10,15 +10,16 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from cores.bus import CipherPeripheral, regmap
+from cores.bus import CipherPeripheral
 from cores.bus.wishbone import WishboneSignature
 from cores.selftest.uart import uart_decode
 from cores.soc import CipherSoC, PicoRV32, SystemController, WishboneDecoder, WishboneRAM
 from cores.soc import memory_map
 from cores.soc.elf import FirmwareError, load_elf, parse_elf
-from scripts.cli import main
 from scripts.flow.firmware import KIT, build_selftest, compile_firmware
 from scripts.flow.targets import parse_target
+
+from .helpers import assert_one_line_error, run_cli
 
 
 # --- a Wishbone master for the parts' testbenches ---------------------------------------------
@@ -201,27 +202,12 @@ def test_loader_refuses_what_the_cpu_cannot_run():
 
 # --- the kit ----------------------------------------------------------------------------------
 
-def test_kit_headers_are_generated_from_their_descriptions():
+def test_kit_memory_map_header_is_generated_from_its_description():
     assert (KIT / "soc_map.h").read_text() == memory_map.header_text(), \
         "regenerate with python -m cores.soc.memory_map --header cores/soc/firmware/soc_map.h"
-    assert (KIT / "cipher_wishbone.h").read_text() == regmap.c_header(), \
-        "regenerate with python -m cores.bus.regmap --header cores/soc/firmware/cipher_wishbone.h"
 
 
 # --- the whole system in the compiled simulator -----------------------------------------------
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def assert_one_line_error(code, err, message):
-    assert code == 1
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert message in lines[0], lines[0]
-
 
 @pytest.mark.parametrize("core, gcm", [("aes-bram-128", True), ("present-80", False)])
 def test_selftest_firmware_passes_every_check(capsys, core, gcm):

@@ -3,7 +3,7 @@
 
 :class:`~cores.bus.peripheral.CipherPeripheral` is the peripheral, :mod:`cores.bus.regmap` its
 register map (the single description from which ``docs/wishbone.md`` and
-``docs/cipher_wishbone.h`` are generated), :class:`~cores.bus.wishbone.WishboneSignature` the bus,
+``cores/soc/firmware/cipher_wishbone.h`` are generated), :class:`~cores.bus.wishbone.WishboneSignature` the bus,
 and :mod:`cores.bus.sim` drives it in simulation as firmware would (the tests and the report's
 cycle counts use it).
 The names are imported on first use, so that ``python -m cores.bus.regmap`` runs cleanly.

@@ -184,7 +184,7 @@ def _field(value, register_name: str, field_name: str):
 class CipherPeripheral(wiring.Component):
     """A Wishbone B4 classic target that encrypts and decrypts messages with a core and its modes
     of operation, with data FIFOs and an interrupt. The register map is :data:`cores.bus.regmap.
-    REGISTERS` (the tables in ``docs/wishbone.md``, the C header ``docs/cipher_wishbone.h``).
+    REGISTERS` (the tables in ``docs/wishbone.md``, the C header ``cores/soc/firmware/cipher_wishbone.h``).
 
     Parameters
     ----------

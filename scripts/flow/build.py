@@ -444,6 +444,24 @@ class BoardBuild:
         }
 
 
+def board_timing(flow: FlowResult, clock_mhz: float) -> tuple:
+    """``(fmax_mhz, utilization, timing_met)`` of a one-seed board build against its clock."""
+    placement = flow.placements[0]
+    met = placement.fmax_mhz is not None and placement.fmax_mhz >= clock_mhz
+    return placement.fmax_mhz, placement.utilization, met
+
+
+def bitstream_file(directory, files: list) -> str | None:
+    """The bitstream the packer wrote in ``directory`` (``top.bin`` or ``top.bit``), also put
+    first in ``files``; ``None`` if there is none."""
+    for candidate in ("top.bin", "top.bit"):
+        path = pathlib.Path(directory) / candidate
+        if path.exists():
+            files.insert(0, BuildFile("bitstream", str(path)))
+            return str(path)
+    return None
+
+
 def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int | None = None,
                 fault: str | None = None, progress: Progress | None = None, environ=None,
                 do_build: bool = True) -> BoardBuild:
@@ -485,15 +503,10 @@ def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int 
     if not flow.fits:
         raise DoesNotFit(f"{config.label} does not fit the {board.title} ({platform.device}): "
                          f"{flow.overflow} ({flow.overflow_source})", flow.overflow)
-    placement = flow.placements[0]
-    result.fmax_mhz = placement.fmax_mhz
-    result.design_utilization = placement.utilization
-    result.timing_met = placement.fmax_mhz is not None and placement.fmax_mhz >= result.clock_mhz
-    for candidate in ("top.bin", "top.bit"):
-        if (directory / candidate).exists():
-            result.bitstream = str(directory / candidate)
-            result.files.insert(0, BuildFile("bitstream", result.bitstream))
+    result.fmax_mhz, result.design_utilization, result.timing_met = \
+        board_timing(flow, result.clock_mhz)
+    result.bitstream = bitstream_file(directory, result.files)
     result.elapsed_s = round(time.monotonic() - started, 1)
-    fmax = "?" if placement.fmax_mhz is None else f"{placement.fmax_mhz:.1f}"
+    fmax = "?" if result.fmax_mhz is None else f"{result.fmax_mhz:.1f}"
     progress.update(key, f"done, Fmax {fmax} MHz (clock {result.clock_mhz:.0f} MHz)", done=True)
     return result

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import json
 import pathlib
 import time
 
-from .build import BuildError, BuildFile, DoesNotFit, run_flow
+from .build import BuildError, DoesNotFit, bitstream_file, board_timing, run_flow
 from .measure import classify_cells, hierarchy_cells
 from .progress import Progress
 
@@ -122,7 +123,6 @@ def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
     result.files = flow.files
     stat_path = directory / "stat.json"
     if stat_path.exists():
-        import json
         stat = json.loads(stat_path.read_text())
         result.components = {name: classify_cells(hierarchy_cells(stat, path), result.family)
                              for name, path in paths.items()}
@@ -130,14 +130,8 @@ def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
     if not flow.fits:
         raise DoesNotFit(f"the SoC with {target.label} does not fit the {board.title} "
                          f"({platform.device}): {flow.overflow}", flow.overflow)
-    placement = flow.placements[0]
-    result.fmax_mhz = placement.fmax_mhz
-    result.utilization = placement.utilization
-    result.timing_met = placement.fmax_mhz is not None and placement.fmax_mhz >= result.clock_mhz
-    for candidate in ("top.bin", "top.bit"):
-        if (directory / candidate).exists():
-            result.bitstream = str(directory / candidate)
-            result.files.insert(0, BuildFile("bitstream", result.bitstream))
+    result.fmax_mhz, result.utilization, result.timing_met = board_timing(flow, result.clock_mhz)
+    result.bitstream = bitstream_file(directory, result.files)
     result.elapsed_s = round(time.monotonic() - started, 1)
     return result
 
