@@ -75,6 +75,7 @@ class SoCBuild:
     firmware: str
     isa: str
     interrupts: bool = True
+    overflow: str | None = None
     components: dict = field(default_factory=dict)
     fmax_mhz: float | None = None
     timing_met: bool = False
@@ -86,7 +87,7 @@ class SoCBuild:
     def to_dict(self) -> dict:
         result = {name: getattr(self, name) for name in (
             "label", "board", "device", "family", "build_dir", "clock_mhz", "seed", "ram_bytes",
-            "firmware", "isa", "interrupts", "fmax_mhz", "timing_met", "utilization", "bitstream",
+            "firmware", "isa", "interrupts", "overflow", "fmax_mhz", "timing_met", "utilization", "bitstream",
             "elapsed_s")}
         result["components"] = {name: vars(cells) for name, cells in self.components.items()}
         result["files"] = [vars(file) for file in self.files]
@@ -95,12 +96,13 @@ class SoCBuild:
 
 def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
               isa: str = "rv32i", interrupts: bool = True, root="build", seed: int = 1,
-              progress: Progress | None = None) -> SoCBuild:
+              progress: Progress | None = None, check_fit: bool = True) -> SoCBuild:
     """Build the bitstream of the SoC with ``target``'s peripheral running ``firmware`` (a
     :class:`cores.soc.elf.Firmware`) on ``board``.
 
     Raises :exc:`DoesNotFit` if the design needs more than the board's device has (with the
-    resource and by how much), :exc:`BuildError` if a tool fails.
+    resource and by how much; with ``check_fit=False`` the result says so in ``overflow``
+    instead, with the cells synthesis counted), :exc:`BuildError` if a tool fails.
     """
     from platforms.soc import SoCTop
 
@@ -128,8 +130,12 @@ def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
                              for name, path in paths.items()}
         result.components["system"] = flow.design_cells
     if not flow.fits:
-        raise DoesNotFit(f"the SoC with {target.label} does not fit the {board.title} "
-                         f"({platform.device}): {flow.overflow}", flow.overflow)
+        message = (f"the SoC with {target.label} does not fit the {board.title} "
+                   f"({platform.device}): {flow.overflow}")
+        if check_fit:
+            raise DoesNotFit(message, flow.overflow)
+        result.overflow = str(flow.overflow)
+        return result
     result.fmax_mhz, result.utilization, result.timing_met = board_timing(flow, result.clock_mhz)
     result.bitstream = bitstream_file(directory, result.files)
     result.elapsed_s = round(time.monotonic() - started, 1)
@@ -205,16 +211,13 @@ def soc_report(boards, *, root="build/soc", seed: int = 1,
                  "interrupts": preset.interrupts, "fifo_words": preset.fifo_words,
                  "variant": preset.variant, "ram_bytes": ram_bytes,
                  "clock_mhz": board().default_clk_frequency / 1e6, "fit": True}
-        try:
-            result = build_soc(target, board, firmware, firmware_path=str(elf),
-                               ram_bytes=ram_bytes, isa=preset.isa,
-                               interrupts=preset.interrupts, root=root, seed=seed,
-                               progress=progress)
-            entry.update(fmax_mhz=result.fmax_mhz, timing_met=result.timing_met,
-                         components={key: vars(value) for key, value in
-                                     result.components.items()})
-        except DoesNotFit as error:
-            entry.update(fit=False, reason=str(error))
+        result = build_soc(target, board, firmware, firmware_path=str(elf),
+                           ram_bytes=ram_bytes, isa=preset.isa, interrupts=preset.interrupts,
+                           root=root, seed=seed, progress=progress, check_fit=False)
+        entry.update(fmax_mhz=result.fmax_mhz, timing_met=result.timing_met,
+                     components={key: vars(value) for key, value in result.components.items()})
+        if result.overflow is not None:
+            entry.update(fit=False, reason=result.overflow)
         key = (REPORT_CORES[name], preset.isa)
         if key not in cycles:
             cycles[key] = measure_soc_cycles(
@@ -250,7 +253,7 @@ def soc_markdown(report: dict) -> str:
             fmax = f"{entry['fmax_mhz']:.1f} / {entry['clock_mhz']:g}" + \
                 ("" if entry["timing_met"] else " (missed)")
         else:
-            fmax = "does not fit: " + entry["reason"].rsplit(": ", 1)[-1]
+            fmax = "does not fit: " + entry["reason"]
         out.append(f"| {entry['title']} ({entry['device']}) | {entry['core']} | {cpu} | "
                    f"{cells(entry, 'cpu')} | {cells(entry, 'peripheral')} | "
                    f"{cells(entry, 'core')} | {cells(entry, 'system')} | "
