@@ -871,10 +871,10 @@ def make_parser() -> argparse.ArgumentParser:
                                   "present-80:decrypt=no")
         command.add_argument("--gcm", action="store_true",
                              help="build AES-GCM into the peripheral (AES cores)")
-        command.add_argument("--isa", choices=["rv32i", "rv32im"], default=isa_default,
+        command.add_argument("--isa", choices=["rv32i", "rv32im", "rv32imc"], default=isa_default,
                              help="the CPU's instruction set" + (
                                  f" (default {isa_default})" if isa_default else
-                                 " (default: rv32i on iCE40, rv32im on ECP5)"))
+                                 " (default: rv32i on iCE40, rv32imc on ECP5)"))
         command.add_argument("--irq", action=argparse.BooleanOptionalAction,
                              default=True if isa_default else None,
                              help="build the CPU with interrupt support (--no-irq: about 390 "
@@ -891,7 +891,7 @@ def make_parser() -> argparse.ArgumentParser:
         "firmware", help="build the self-test firmware for a core",
         description="Build the self-test firmware (ELF and raw image) for the SoC with CORE, "
                     "with the ziglang package's C compiler.")
-    soc_arguments(firmware, "rv32im")
+    soc_arguments(firmware, "rv32imc")
     firmware.add_argument("--out", required=True, metavar="DIR", help="output folder")
     firmware.set_defaults(func=_cmd_soc_firmware)
 
@@ -903,7 +903,7 @@ def make_parser() -> argparse.ArgumentParser:
                     "the end of the RAM, and it ends by returning from main() or writing "
                     "SYSCTL_EXIT. Exit status 0 if it ends with status 0; 1 with one line on "
                     "any other status, a trap or a timeout.")
-    soc_arguments(simulate, "rv32im")
+    soc_arguments(simulate, "rv32imc")
     simulate.add_argument("--firmware", metavar="FILE.elf",
                           help="the program (default: the self-test for CORE)")
     simulate.add_argument("--max-cycles", type=_POSITIVE, default=20_000_000, metavar="N",

@@ -17,6 +17,7 @@ from cores.soc import CipherSoC, PicoRV32, SystemController, WishboneDecoder, Wi
 from cores.soc import memory_map
 from cores.soc.elf import FirmwareError, load_elf, parse_elf
 from scripts.flow.firmware import KIT, build_selftest, compile_firmware
+from scripts.flow.soc import parse_selftest_output
 from scripts.flow.targets import parse_target
 
 from .helpers import assert_one_line_error, run_cli
@@ -165,7 +166,7 @@ def test_uart_writes_wait_for_the_transmitter_and_reach_the_line():
 
 
 def test_constructors_check_their_arguments():
-    with pytest.raises(ValueError, match="isa must be one of rv32i, rv32im, not 'rv64i'"):
+    with pytest.raises(ValueError, match="isa must be one of rv32i, rv32im, rv32imc, not 'rv64i'"):
         PicoRV32(isa="rv64i")
     with pytest.raises(TypeError, match="interrupts must be True or False"):
         PicoRV32(interrupts=1)
@@ -273,12 +274,16 @@ def user_programs(tmp_path_factory):
         (folder / f"{name}.c").write_text(text)
         programs[name] = compile_firmware([folder / f"{name}.c"], folder / f"{name}.elf",
                                           isa="rv32i")
+    # The same program with compressed instructions and M, as compilers make it by default.
+    programs["fips197-rv32imc"] = compile_firmware([folder / "fips197.c"],
+                                                   folder / "fips197-rv32imc.elf", isa="rv32imc")
     return programs
 
 
-def test_a_user_program_runs_unchanged(capsys, user_programs):
+@pytest.mark.parametrize("program", ["fips197", "fips197-rv32imc"])
+def test_a_user_program_runs_unchanged(capsys, user_programs, program):
     code, out, err = run_cli(capsys, "soc", "simulate", "--core", "aes-bram-128", "--gcm",
-                             "--firmware", str(user_programs["fips197"]), "-q")
+                             "--firmware", str(user_programs[program]), "-q")
     assert code == 0, err
     assert out.startswith("blocks of 16 bytes, status 0, right, ")
 
@@ -334,3 +339,27 @@ def test_selftest_vectors_come_from_the_official_files(tmp_path):
                    "CFB128MMT128.rsp", "OFBMMT128.rsp", "SP 800-38A F.5 CTR-AES128",
                    "gcmEncryptExtIV128.rsp", "gcmDecrypt128.rsp"):
         assert source in header
+
+
+# --- measuring the SoC -----------------------------------------------------------------------
+
+def test_selftest_output_is_parsed_into_cycles_and_speedup():
+    text = ("PASS something\n"
+            "BENCH CBC-encrypt 32 blocks 10243 cycles 320.1 cycles/block\n"
+            "BENCH software-AES-128-CBC-encrypt 8 blocks 65177 cycles 8147.1 cycles/block\n"
+            "SUMMARY X: 17/17 passed; CBC 320.1 cycles/block; software AES-128 CBC 8147.1 "
+            "cycles/block; speed-up 25.5x; PASS\n")
+    figures = parse_selftest_output(text)
+    assert figures["cycles_per_block"] == {"CBC-encrypt": 320.1}
+    assert (figures["software"], figures["speedup"], figures["passed"]) == (8147.1, 25.5, True)
+    assert not parse_selftest_output(text.replace("; PASS", "; FAIL"))["passed"]
+
+
+@pytest.mark.build
+def test_soc_builds_for_the_ulx3s_and_meets_its_clock(capsys, tmp_path):
+    """A bitstream of the SoC with the round AES and the full self-test (place and route)."""
+    code, out, err = run_cli(capsys, "soc", "build", "--board", "ulx3s-85f", "--core",
+                             "aes-128", "--build-dir", str(tmp_path), "-q")
+    assert code == 0, err
+    assert "bitstream" in out and "top.bit" in out
+    assert (tmp_path / "soc_wishbone_aes128_ulx3s-85f" / "top.bit").exists()

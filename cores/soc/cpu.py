@@ -20,7 +20,7 @@ __all__ = ["ISAS", "PicoRV32", "picorv32_source", "picorv32_path"]
 
 
 #: The instruction sets a :class:`PicoRV32` can be built for.
-ISAS = ("rv32i", "rv32im")
+ISAS = ("rv32i", "rv32im", "rv32imc")
 
 
 def picorv32_path() -> Path:
@@ -43,14 +43,17 @@ class PicoRV32(wiring.Component):
 
     Parameters
     ----------
-    isa : ``"rv32i"`` or ``"rv32im"``
-        RV32I, or RV32I with the M extension (multiply and divide: about 1,000 iCE40 LUT4 more).
+    isa : ``"rv32i"``, ``"rv32im"`` or ``"rv32imc"``
+        RV32I; with the M extension (multiply and divide: about 1,000 iCE40 LUT4 more); or with
+        M, C (compressed instructions, which compilers emit unless told not to) and the
+        ``rdcycle``/``rdinstret`` counters: the configuration that runs any RV32 program a
+        compiler makes, and the simulator's default.
     interrupts : :class:`bool`
         PicoRV32's interrupt support (about 390 iCE40 LUT4). Without it ``irq`` is ignored and
         firmware polls.
 
-    The configuration, chosen for area: no cycle counters (``rdcycle`` traps; the SoC has a
-    memory-mapped one), interrupts (unless ``interrupts=False``) with PicoRV32's q-registers and without its timer,
+    The configuration, chosen for area: no cycle counters but with ``rv32imc`` (``rdcycle`` traps;
+    the SoC has a memory-mapped one), interrupts (unless ``interrupts=False``) with PicoRV32's q-registers and without its timer,
     dual-ported register file (4 iCE40 block RAMs), two-stage shifter, misaligned accesses and
     illegal instructions trapping. The reset address is
     :data:`~cores.soc.memory_map.RESET_ADDRESS`, the interrupt handler
@@ -92,9 +95,10 @@ class PicoRV32(wiring.Component):
 
     def parameters(self) -> dict:
         """The ``picorv32_wb`` parameters this CPU is built with."""
-        multiply = int(self._isa == "rv32im")
+        multiply = int(self._isa in ("rv32im", "rv32imc"))
+        full = int(self._isa == "rv32imc")
         return {
-            "ENABLE_COUNTERS": 0, "ENABLE_COUNTERS64": 0,
+            "ENABLE_COUNTERS": full, "ENABLE_COUNTERS64": full, "COMPRESSED_ISA": full,
             "ENABLE_IRQ": int(self._interrupts), "ENABLE_IRQ_QREGS": 1, "ENABLE_IRQ_TIMER": 0,
             "ENABLE_MUL": multiply, "ENABLE_DIV": multiply,
             "CATCH_MISALIGN": 1, "CATCH_ILLINSN": 1,

@@ -64,7 +64,7 @@ class SimulationResult:
         return f"timeout: the firmware did not exit within {self.cycles:,} cycles"
 
 
-def simulation_soc(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32im",
+def simulation_soc(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32imc",
                    interrupts: bool = True):
     """The SoC a simulation runs: ``target`` (a :class:`~scripts.flow.targets.
     PeripheralConfig`) built as the peripheral, an empty RAM, a UART bit per cycle."""
@@ -73,7 +73,7 @@ def simulation_soc(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv
                      uart_divisor=1, isa=isa, interrupts=interrupts)
 
 
-def compile_soc_model(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32im",
+def compile_soc_model(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32imc",
                       interrupts: bool = True):
     """The compiled model (a :class:`cores.sim_cxxrtl.CompiledModel`) of
     :func:`simulation_soc`, from the cache or built now."""

@@ -36,7 +36,7 @@ class CipherSoC(wiring.Component):
         The clock frequency (read by firmware at ``SYSCTL_CLOCK_HZ``).
     uart_divisor : :class:`int`
         Clock cycles per UART bit.
-    isa : ``"rv32i"`` or ``"rv32im"``
+    isa : ``"rv32i"``, ``"rv32im"`` or ``"rv32imc"``
         The CPU's instruction set (:class:`~cores.soc.cpu.PicoRV32`).
     interrupts : :class:`bool`
         Whether the CPU takes interrupts (the peripheral's is wired to IRQ 3 either way).

@@ -38,8 +38,10 @@ class FirmwareBuildError(RuntimeError):
 
 
 def compiler_flags(isa: str) -> list:
-    """The flags of a kit build for an SoC with ``isa`` (``rv32i`` or ``rv32im``)."""
-    cpu = {"rv32i": "generic_rv32", "rv32im": "generic_rv32+m"}[isa]
+    """The flags of a kit build for an SoC with ``isa`` (``rv32i``, ``rv32im`` or
+    ``rv32imc``)."""
+    cpu = {"rv32i": "generic_rv32", "rv32im": "generic_rv32+m",
+           "rv32imc": "generic_rv32+m+c"}[isa]
     return ["-target", "riscv32-freestanding-none", f"-mcpu={cpu}", "-Os", "-ffreestanding",
             "-nostdlib", "-Wall", "-Werror", "-fno-asynchronous-unwind-tables",
             # Unused functions of the kit (GCM in a build without it, say) take no RAM.

@@ -36,8 +36,8 @@ class SoCPreset:
 SOC_BOARDS = {
     "icebreaker": SoCPreset("small", "rv32i"),
     "ice40-hx8k": SoCPreset("known-answers", "rv32i", fifo_words=4),
-    "ulx3s-85f": SoCPreset("full", "rv32im"),
-    "orangecrab-25f": SoCPreset("full", "rv32im"),
+    "ulx3s-85f": SoCPreset("full", "rv32imc"),
+    "orangecrab-25f": SoCPreset("full", "rv32imc"),
 }
 #: Stack the RAM keeps beyond the firmware's last byte when the build sizes it.
 STACK_RESERVE = 512

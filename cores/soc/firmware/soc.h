@@ -5,7 +5,8 @@
  * Build (no system tool chain needed; see the README's "RISC-V SoC" section):
  *   python -m ziglang cc -target riscv32-freestanding-none -mcpu=generic_rv32 -Os
  *       -ffreestanding -nostdlib -T link.ld start.S soc.c cipher.c main.c -o firmware.elf
- * (-mcpu=generic_rv32+m for an SoC built with isa="rv32im".) */
+ * (-mcpu=generic_rv32+m for an SoC built with isa="rv32im", -mcpu=generic_rv32+m+c, or no -mcpu,
+ * with "rv32imc", the simulator's default.) */
 #ifndef SOC_H
 #define SOC_H
 
