@@ -537,8 +537,7 @@ def _cmd_soc_build(args):
                                ram_bytes=ram_bytes, isa=isa, interrupts=args.irq,
                                root=args.build_dir, seed=args.seed, progress=progress)
         except BuildError as error:
-            hint = "" if not args.irq else " (--no-irq leaves out the CPU's interrupt support)"
-            raise _Exit(f"{error}{hint if 'LC' in str(error) else ''}") from None
+            raise _Exit(str(error)) from None
     print()
     print(f"SoC: PicoRV32 ({isa}{'' if args.irq else ', no interrupts'}) + "
           f"{target.label} on {board.title} ({result.device})")
