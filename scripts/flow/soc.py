@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import datetime
 import json
 import pathlib
 import time
@@ -225,14 +226,19 @@ def soc_report(boards, *, root="build/soc", seed: int = 1,
                 folder=pathlib.Path(root) / f"cycles_{REPORT_CORES[name]}_{preset.isa}")
         entry["cycles"] = cycles[key]
         entries.append(entry)
-    return {"seed": seed, "boards": entries}
+    from .report import source_revision
+    return {"seed": seed, "boards": entries, "source": source_revision(),
+            "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="seconds")}
 
 
 def soc_markdown(report: dict) -> str:
     """The SoC section of the results page."""
     out = ["## RISC-V SoC: PicoRV32 + the Wishbone peripheral, firmware on the CPU", "",
-           "Made by `cipher-cores soc report` (one nextpnr seed, "
-           f"{report.get('seed', 1)}); the self-test firmware of `cores/soc/firmware` measures "
+           f"Made by `{report.get('command') or 'cipher-cores soc report'}`"
+           + (f" at commit `{report['source']}`" if report.get("source") else "")
+           + (f", {report['generated']}" if report.get("generated") else "")
+           + f" (one nextpnr seed, {report.get('seed', 1)}); the self-test firmware of `cores/soc/firmware` measures "
            "cycles per block with the SoC's cycle counter, CPU-driven (polling, word copies "
            "with `CTRL.LITTLE_ENDIAN`, 32 blocks a message, key loaded), in the compiled "
            "simulator, which runs every cycle of CPU, bus and peripheral as the board does. "
