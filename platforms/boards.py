@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import shutil
 
+from amaranth.build import Attrs
 from amaranth_boards.ice40_hx8k_b_evn import ICE40HX8KBEVNPlatform
+from amaranth_boards.resources import UARTResource
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.icesugar_pro import ICESugarProPlatform
 from amaranth_boards.orangecrab_r0_2 import OrangeCrabR0_2_85FPlatform
@@ -97,8 +99,13 @@ class OrangeCrab_85F(SelfTestBoard, OrangeCrabR0_2_85FPlatform):
     pass_led = LEDRef("rgb_led", 0, "g")
     fail_led = LEDRef("rgb_led", 0, "r")
     busy_led = LEDRef("rgb_led", 0, "b")
-    uart = False
-    programmer = "dfu-util -D top.bit (after dfu-suffix -v 1209 -p 5af0 -a top.bit)"
+    # The board has no USB-serial chip: the UART is on the Feather header's pins 1 (TX) and 0
+    # (RX), for a 3.3 V USB-serial adapter.
+    resources = OrangeCrabR0_2_85FPlatform.resources + [
+        UARTResource(0, rx="0", tx="1", conn=("io", 0), attrs=Attrs(IO_TYPE="LVCMOS33")),
+    ]
+    programmer = ("dfu-util -D top.bit (after dfu-suffix -v 1209 -p 5af0 -a top.bit); UART on "
+                  "Feather pin 1 (TX)")
 
     @property
     def required_tools(self):
