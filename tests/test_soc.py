@@ -10,7 +10,6 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from cores.bus import CipherPeripheral
 from cores.bus.wishbone import WishboneSignature
 from cores.selftest.uart import uart_decode
 from cores.soc import CipherSoC, PicoRV32, SystemController, WishboneDecoder, WishboneRAM

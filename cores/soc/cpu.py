@@ -8,7 +8,7 @@ its ``picorv32_wb`` module and adds the file to the platform (simulators read it
 
 from pathlib import Path
 
-from amaranth.hdl import Cat, ClockSignal, Instance, Module, ResetSignal, Signal
+from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

@@ -6,7 +6,6 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In
 
-
 from ..bus.wishbone import WishboneSignature
 
 

@@ -21,7 +21,6 @@ from importlib import resources
 import os
 from pathlib import Path
 import subprocess
-import sys
 import tempfile
 
 from .elf import Firmware
