@@ -864,7 +864,7 @@ def make_parser() -> argparse.ArgumentParser:
     soc_commands = soc.add_subparsers(dest="soc_command", metavar="SOC_COMMAND",
                                       parser_class=_Parser, required=True)
 
-    def soc_arguments(command, isa_default):
+    def soc_arguments(command, isa_default, program=False):
         command.add_argument("--core", required=True, metavar="CORE",
                              help="the peripheral's core, e.g. aes-bram-128, aes-128, "
                                   "present-80:decrypt=no")
@@ -879,6 +879,9 @@ def make_parser() -> argparse.ArgumentParser:
                              help="build the CPU with interrupt support (--no-irq: about 390 "
                                   "iCE40 LUT4 less, and the self-test skips its interrupt "
                                   "check; default: with)")
+        if program:
+            command.add_argument("--firmware", metavar="FILE.elf",
+                                 help="the program (default: the self-test for CORE)")
         command.add_argument("--variant", choices=["full", "small", "known-answers"],
                              default="full" if isa_default else None,
                              help="which self-test to build when no --firmware is given "
@@ -902,9 +905,7 @@ def make_parser() -> argparse.ArgumentParser:
                     "the end of the RAM, and it ends by returning from main() or writing "
                     "SYSCTL_EXIT. Exit status 0 if it ends with status 0; 1 with one line on "
                     "any other status, a trap or a timeout.")
-    soc_arguments(simulate, "rv32imc")
-    simulate.add_argument("--firmware", metavar="FILE.elf",
-                          help="the program (default: the self-test for CORE)")
+    soc_arguments(simulate, "rv32imc", program=True)
     simulate.add_argument("--max-cycles", type=_POSITIVE, default=20_000_000, metavar="N",
                           help="give up after N clock cycles (default 20000000)")
     simulate.add_argument("--ram-kib", type=_POSITIVE, default=128, metavar="N",
@@ -920,17 +921,15 @@ def make_parser() -> argparse.ArgumentParser:
                     "and core, and the Fmax against the board clock. Exits 1 if it does not "
                     "fit or timing is not met. The default firmware is the self-test, in the "
                     "variant the board's block RAM holds (see --variant).")
-    soc_arguments(soc_build, None)
+    soc_arguments(soc_build, None, program=True)
     soc_build.add_argument("--board", required=True, metavar="NAME",
                            help="icebreaker, ice40-hx8k, ulx3s-85f or orangecrab-25f")
-    soc_build.add_argument("--firmware", metavar="FILE.elf",
-                           help="the program (default: the self-test for CORE)")
     soc_build.add_argument("--fifo-words", type=_POSITIVE, default=None, metavar="N",
                            help="depth of the peripheral's FIFOs in words (default: two blocks; "
                                 "one block on the HX8K, where it frees two block RAMs)")
     soc_build.add_argument("--ram-kib", type=_POSITIVE, default=None, metavar="N",
                            help="RAM size in KiB, a power of two (default: the firmware's size "
-                                "and a 1 KiB stack, rounded up)")
+                                "and a 512-byte stack, rounded up)")
     soc_build.add_argument("--seed", type=_NON_NEGATIVE, default=1, metavar="N",
                            help="nextpnr placement seed (default 1)")
     soc_build.add_argument("--build-dir", default="build", metavar="DIR",
