@@ -1,7 +1,7 @@
 """Block RAMs read through two registers: the look-up tables and round-key memory of the AES
-T-table and pipelined cores (:class:`~cores.aes.ttable.TTableAES`,
-:class:`~cores.aes.pipelined.PipelinedAES`), and the round-key table of
-:class:`~cores.present.keytable.KeyTablePRESENT`.
+T-table and pipelined cores (:class:`~cipher_cores.cores.aes.ttable.TTableAES`,
+:class:`~cipher_cores.cores.aes.pipelined.PipelinedAES`), and the round-key table of
+:class:`~cipher_cores.cores.present.keytable.KeyTablePRESENT`.
 
 A read takes two register stages: the RAM's address register, then a register on its output. On
 ECP5 both are inside the ``DP16KD`` (the output register is ``REGMODE="OUTREG"``), so the RAM's
@@ -16,7 +16,7 @@ registers included, and start it again without losing a read.
 
 :class:`MixedWidthRam` is one iCE40 ``SB_RAM40_4K`` whose write and read ports have their own
 widths (with a bit mask on a 16-bit write), the cell on iCE40 and a model of it elsewhere: the
-serial PRESENT core of :mod:`cores.present.bram` builds its bit permutation on it.
+serial PRESENT core of :mod:`cipher_cores.cores.present.bram` builds its bit permutation on it.
 """
 
 from amaranth.hdl import C, Cat, ClockSignal, Const, Instance, Module, Mux, Signal, unsigned
@@ -437,7 +437,7 @@ class MixedWidthRam(wiring.Component):
     (``mode`` 2) word ``(l << 8) | row`` is bits ``l, 4 + l, 8 + l, 12 + l`` of the row. A write
     in 256x16 mode writes the bits ``mask`` leaves at 0. That is how the cell behaves (Yosys'
     simulation model of ``SB_RAM40_4K`` says the same), and what the PRESENT core of
-    :mod:`cores.present.bram` builds its bit permutation on: one masked 16-bit write scatters
+    :mod:`cipher_cores.cores.present.bram` builds its bit permutation on: one masked 16-bit write scatters
     four bits to four narrow words.
 
     Parameters

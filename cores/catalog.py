@@ -258,12 +258,12 @@ class CoreConfig:
 def catalog() -> dict:
     """Every :class:`CipherEntry`, by name, from the subpackages of :mod:`cores` that export a
     ``CATALOG``, in the order the packages are found (alphabetical)."""
-    import cores
+    import cipher_cores.cores
     entries = {}
-    for module in sorted(pkgutil.iter_modules(cores.__path__), key=lambda m: m.name):
+    for module in sorted(pkgutil.iter_modules(cipher_cores.cores.__path__), key=lambda m: m.name):
         if not module.ispkg:
             continue
-        package = importlib.import_module(f"cores.{module.name}")
+        package = importlib.import_module(f"cipher_cores.cores.{module.name}")
         for entry in getattr(package, "CATALOG", ()):
             if entry.name in entries:
                 raise ValueError(f"two catalog entries are called {entry.name!r}")

@@ -1,19 +1,19 @@
 """What every block-cipher core shares: its base class and the key/input/output handshake.
 
 :class:`BlockCipher` is the base of every core: a :class:`~amaranth.lib.wiring.Component` whose
-signature is a :class:`~cores.interface.BlockCipherSignature`, with the cycle figures every core
+signature is a :class:`~cipher_cores.cores.interface.BlockCipherSignature`, with the cycle figures every core
 states (:attr:`~BlockCipher.latency`, :attr:`~BlockCipher.initiation_interval`,
 :attr:`~BlockCipher.key_load_cycles`).
 
 :class:`Handshake` is the one piece of gateware that keeps the contract of
-:class:`~cores.interface.BlockCipherSignature` for a core that processes one block at a time: it
+:class:`~cipher_cores.cores.interface.BlockCipherSignature` for a core that processes one block at a time: it
 owns the "key loaded" flag and the idle / key expansion / rounds / output-pending state, drives
 ``key.ready``, ``input.ready`` and ``output.valid``, and gives the datapath one strobe per event
 (``load_key``, ``load_block``, ``take_output``) and one level per phase (``expanding``,
 ``running``). The datapath only says when a key expansion or a block is done.
 
-:class:`~cores.aes.AES` and the tests' toy cipher use :class:`Handshake`.
-:class:`~cores.present.PRESENT` writes the same state machine inline: as a submodule, synthesis
+:class:`~cipher_cores.cores.aes.AES` and the tests' toy cipher use :class:`Handshake`.
+:class:`~cipher_cores.cores.present.PRESENT` writes the same state machine inline: as a submodule, synthesis
 maps it to 1 (PRESENT-80) or 4 (PRESENT-128) more iCE40 LUT4s, and the refactor was to change no
 gateware cost.
 """
@@ -41,14 +41,14 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
     Parameters
     ----------
     block_bits, key_bits : :class:`int`
-        Widths of a block and of a key, as in :class:`~cores.interface.BlockCipherSignature`.
+        Widths of a block and of a key, as in :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
 
     Members
     -------
     key : ``In(stream.Signature(unsigned(key_bits)))``
     input : ``In(stream.Signature(BlockRequest(block_bits)))``
     output : ``Out(stream.Signature(unsigned(block_bits)))``
-        As in :class:`~cores.interface.BlockCipherSignature`, with its contract.
+        As in :class:`~cipher_cores.cores.interface.BlockCipherSignature`, with its contract.
     """
     def __init__(self, block_bits: int, key_bits: int):
         super().__init__(BlockCipherSignature(block_bits, key_bits))
@@ -87,7 +87,7 @@ class Handshake(wiring.Component):
     The core connects its streams with :meth:`connect_streams` (which drives ``key.ready``,
     ``input.ready`` and ``output.valid`` and reads the other handshake signals), tells the
     handshake when its key expansion and its rounds are done, and drives its datapath from the
-    strobes. Everything else in the contract of :class:`~cores.interface.BlockCipherSignature`
+    strobes. Everything else in the contract of :class:`~cipher_cores.cores.interface.BlockCipherSignature`
     follows from this state machine:
 
     ========== ============================== ===================================================

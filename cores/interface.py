@@ -1,6 +1,6 @@
 """The stream interface shared by every block-cipher core in this library.
 
-Every cipher core (:class:`cores.aes.AES`, :class:`cores.present.PRESENT`, ...) is a
+Every cipher core (:class:`cipher_cores.cores.aes.AES`, :class:`cipher_cores.cores.present.PRESENT`, ...) is a
 :class:`~amaranth.lib.wiring.Component` whose signature is a :class:`BlockCipherSignature`, so that
 modes of operation, bus wrappers, test benches and build tops work with any of them.
 """
@@ -67,7 +67,7 @@ class BlockCipherSignature(wiring.Signature):
       raising ``output.valid``; once ``output.valid`` is high, ``output.valid`` and
       ``output.payload`` hold until the transfer. By the same rules a source holds ``valid`` and
       ``payload`` until the transfer, so a core may read ``input.payload`` in the cycles before it
-      raises ``input.ready`` (:class:`~cores.aes.BlockRamAES` reads its block that way).
+      raises ``input.ready`` (:class:`~cipher_cores.cores.aes.BlockRamAES` reads its block that way).
     * No block is accepted (``input.ready`` stays low) until the first key has been loaded.
     * A key transfer waits until every block in flight has left the core: ``key.ready`` is high only
       when the core is idle, so each block is processed under exactly one key.

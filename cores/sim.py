@@ -1,4 +1,4 @@
-"""Simulation helpers for cores with a :class:`~cores.interface.BlockCipherSignature`.
+"""Simulation helpers for cores with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
 
 These drive the ``key``, ``input`` and ``output`` streams from Amaranth async testbenches. The test
 suite, the demo and the report script all use them, so that the cycle counts quoted by the report
@@ -200,7 +200,7 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
     stays high.
 
     ``backend`` is ``"python"`` (Amaranth's simulator) or ``"cxxrtl"`` (the core compiled by
-    Yosys' CXXRTL and g++, see :mod:`cores.sim_cxxrtl`: much faster once compiled, and the
+    Yosys' CXXRTL and g++, see :mod:`cipher_cores.cores.sim_cxxrtl`: much faster once compiled, and the
     compiled model is cached). Both give identical results and transfer edges for the same
     ``rng``. ``vcd`` (a waveform file) needs the Python back end.
 

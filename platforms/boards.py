@@ -43,7 +43,7 @@ class SelfTestBoard:
     uart: bool = True
     #: How the bitstream reaches the board (for the build's closing line).
     programmer: str = ""
-    #: The resources of the board's FPGA, as :attr:`platforms.devices.BareDevice.capacity` gives
+    #: The resources of the board's FPGA, as :attr:`cipher_cores.platforms.devices.BareDevice.capacity` gives
     #: them (set from the bare device of the same part; empty for a part with none).
     capacity: dict = {}
 

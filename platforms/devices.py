@@ -2,10 +2,10 @@
 
 Each device is a platform class (instantiate it to build) with three resources: ``clk`` (the
 ``sync`` clock, constrained to ``target_mhz``) and ``serial`` (``i`` and ``o``), which is all a
-:class:`~platforms.harness.BareDeviceTop` needs. The pins are ordinary user I/O of the package (a
+:class:`~cipher_cores.platforms.harness.BareDeviceTop` needs. The pins are ordinary user I/O of the package (a
 global-clock-capable pin for ``clk``). Besides Amaranth's ``device``, ``package`` and ``speed``, a
 device class says its command-line ``name``, a ``title``, its ``family`` and ``capacity``: how
-many of each resource class of :func:`scripts.flow.measure.classify_cells` it has (``"lc"`` for
+many of each resource class of :func:`cipher_cores.scripts.flow.measure.classify_cells` it has (``"lc"`` for
 iCE40 logic cells, ``"lut4"``, ``"ff"``, ``"bram"``), which the flow checks a design against
 before place-and-route. A variant is a subclass that changes the part and its capacity.
 """

@@ -9,8 +9,8 @@ synthesis keeps all of the core, and the harness costs one flip-flop per input b
 flip-flop and one 2-input XOR per output bit, all of them short register-to-register paths.
 
 The core is the submodule named ``core``; the report counts its cells by hierarchy (see
-:mod:`scripts.flow.measure`), so the harness never enters a core's figures. :class:`BareDeviceTop`
-puts the harness on the ``serial`` pins of a bare device (:mod:`platforms.devices`).
+:mod:`cipher_cores.scripts.flow.measure`), so the harness never enters a core's figures. :class:`BareDeviceTop`
+puts the harness on the ``serial`` pins of a bare device (:mod:`cipher_cores.platforms.devices`).
 """
 
 from amaranth.hdl import Cat, Elaboratable, Module, Signal

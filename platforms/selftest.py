@@ -1,9 +1,9 @@
-"""The board self-test: a core's :class:`~cores.selftest.SelfTest` on LEDs and a UART."""
+"""The board self-test: a core's :class:`~cipher_cores.cores.selftest.SelfTest` on LEDs and a UART."""
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 
-from cores.selftest import SelfTest, SummaryPrinter, UARTTransmitter
+from cipher_cores.cores.selftest import SelfTest, SummaryPrinter, UARTTransmitter
 from .pins import output_pin
 
 
@@ -15,12 +15,12 @@ class SelfTestTop(wiring.Component):
 
     Parameters
     ----------
-    config : :class:`~cores.catalog.CoreConfig`
-    board : :class:`~platforms.boards.Board`
+    config : :class:`~cipher_cores.cores.catalog.CoreConfig`
+    board : :class:`~cipher_cores.platforms.boards.Board`
         Which LEDs and UART to use.
     loop_blocks : :class:`int`
         Length of the encrypt-then-decrypt loop (default 2**20 blocks, a few seconds).
-    fault : see :data:`cores.selftest.FAULTS`
+    fault : see :data:`cipher_cores.cores.selftest.FAULTS`
     baud : :class:`int`
         UART speed.
 

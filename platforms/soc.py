@@ -1,9 +1,9 @@
-"""The RISC-V SoC (:class:`cores.soc.CipherSoC`) on a board: clock, UART and LEDs."""
+"""The RISC-V SoC (:class:`cipher_cores.cores.soc.CipherSoC`) on a board: clock, UART and LEDs."""
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
-from cores.soc import CipherSoC
+from cipher_cores.cores.soc import CipherSoC
 from .pins import output_pin
 
 
@@ -11,13 +11,13 @@ __all__ = ["SoCTop"]
 
 
 class SoCTop(wiring.Component):
-    """A :class:`~cores.soc.CipherSoC` (submodule ``soc``) running ``image`` on ``board``.
+    """A :class:`~cipher_cores.cores.soc.CipherSoC` (submodule ``soc``) running ``image`` on ``board``.
 
     Parameters
     ----------
-    target : :class:`~scripts.flow.targets.PeripheralConfig`
+    target : :class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`
         The peripheral (and its core).
-    board : a board class of :mod:`platforms.boards`
+    board : a board class of :mod:`cipher_cores.platforms.boards`
     image : :class:`bytes`
         The firmware (RAM contents from address 0).
     ram_bytes : :class:`int`

@@ -1,4 +1,4 @@
-"""Measure the simulation back ends of :func:`cores.sim.simulate_cipher` in cycles per second.
+"""Measure the simulation back ends of :func:`cipher_cores.cores.sim.simulate_cipher` in cycles per second.
 
 Each core runs busy: one key, then blocks back to back with ``output.ready`` held high, so every
 edge does work. The Python back end (Amaranth's simulator) runs a few hundred blocks, less a
@@ -54,12 +54,12 @@ def _cpu_time() -> float:
 
 
 def _aes128():
-    from cores.aes import AES
+    from cipher_cores.cores.aes import AES
     return AES(128)
 
 
 def _present80():
-    from cores.present import PRESENT
+    from cipher_cores.cores.present import PRESENT
     return PRESENT(80)
 
 
@@ -68,7 +68,7 @@ CORES = {"aes128": (_aes128, 128), "present80": (_present80, 80)}
 
 
 def _operations(name: str, blocks: int) -> list:
-    from cores.sim import LoadKey, Process
+    from cipher_cores.cores.sim import LoadKey, Process
     build, key_bits = CORES[name]
     block_bits = 128 if name.startswith("aes") else 64
     rng = random.Random(f"benchmark-{name}")
@@ -78,8 +78,8 @@ def _operations(name: str, blocks: int) -> list:
 
 def measure(name: str, python_blocks: int, cxxrtl_blocks: int, cold: bool) -> list:
     """Measure core ``name`` on both back ends; returns two :class:`Measurement` objects."""
-    from cores.sim import simulate_cipher
-    from cores.sim_cxxrtl import compile_model, run_model
+    from cipher_cores.cores.sim import simulate_cipher
+    from cipher_cores.cores.sim_cxxrtl import compile_model, run_model
 
     build, _ = CORES[name]
     operations = _operations(name, max(python_blocks, cxxrtl_blocks))

@@ -1,7 +1,7 @@
 """``cipher-cores``: build, measure, export and demonstrate the block-cipher cores.
 
 Thin on purpose: each subcommand parses its arguments and calls the build flow
-(:mod:`scripts.flow`), the catalog (:mod:`cores.catalog`) and the platforms, which the tests call
+(:mod:`cipher_cores.scripts.flow`), the catalog (:mod:`cipher_cores.cores.catalog`) and the platforms, which the tests call
 too.
 """
 
@@ -121,7 +121,7 @@ Examples:
 
 
 def _add_core_arguments(parser):
-    from cores.catalog import DEFAULT_CORE, catalog
+    from cipher_cores.cores.catalog import DEFAULT_CORE, catalog
     entries = catalog()
     names = list(entries)
     sizes = _key_sizes_text(entries)
@@ -160,13 +160,13 @@ def _add_core_arguments(parser):
 
 def _wrapper_of(text: str) -> str | None:
     """The bus wrapper ``--core`` names (``wishbone`` in ``wishbone:aes-128``), or ``None``."""
-    from scripts.flow.targets import WRAPPERS
+    from cipher_cores.scripts.flow.targets import WRAPPERS
     head, sep, _ = text.partition(":")
     return head.strip().lower() if sep and head.strip().lower() in WRAPPERS else None
 
 
 def _config_from_args(args):
-    from cores.catalog import CoreConfig, get_core
+    from cipher_cores.cores.catalog import CoreConfig, get_core
     try:
         spec = get_core(args.core.lower())
     except KeyError as error:
@@ -192,12 +192,12 @@ def _config_from_args(args):
 
 
 def _progress(args):
-    from scripts.flow.progress import Progress
+    from cipher_cores.scripts.flow.progress import Progress
     return Progress(enabled=not getattr(args, "quiet", False))
 
 
 def _prepare_tools(names, quiet=False, *, configure=True):
-    from scripts.flow.toolchain import ToolchainError, configure_toolchain, prepare_tools
+    from cipher_cores.scripts.flow.toolchain import ToolchainError, configure_toolchain, prepare_tools
     if configure:
         configure_toolchain()
     try:
@@ -209,11 +209,11 @@ def _prepare_tools(names, quiet=False, *, configure=True):
 # --- build ------------------------------------------------------------------------------------
 
 def _cmd_build(args):
-    from platforms.boards import get_board
-    from cores.selftest import FAULTS
-    from scripts.flow.build import BuildError, BuildFile, DeviceMeasurement, build_board
-    from scripts.flow.measure import measure_cycles, slice_equivalent
-    from scripts.flow.report import derive_row, papers_for, text_table
+    from cipher_cores.platforms.boards import get_board
+    from cipher_cores.cores.selftest import FAULTS
+    from cipher_cores.scripts.flow.build import BuildError, BuildFile, DeviceMeasurement, build_board
+    from cipher_cores.scripts.flow.measure import measure_cycles, slice_equivalent
+    from cipher_cores.scripts.flow.report import derive_row, papers_for, text_table
 
     if _wrapper_of(args.core):
         raise _Exit(f"--core {args.core}: build makes a board self-test of a bare core; the "
@@ -285,11 +285,11 @@ def _cmd_build(args):
 # --- report -----------------------------------------------------------------------------------
 
 def _cmd_report(args):
-    from platforms.devices import get_device
-    from scripts.flow.external import ExternalConfig
-    from scripts.flow.report import (markdown_report, merge_reports, plot_report, run_report,
+    from cipher_cores.platforms.devices import get_device
+    from cipher_cores.scripts.flow.external import ExternalConfig
+    from cipher_cores.scripts.flow.report import (markdown_report, merge_reports, plot_report, run_report,
                                      text_table)
-    from scripts.flow.targets import parse_target
+    from cipher_cores.scripts.flow.targets import parse_target
 
     earlier = [_read_report(path) for path in args.merge or ()]
     if args.cores is None:
@@ -324,7 +324,7 @@ def _cmd_report(args):
         return _write_report(report, args)
     executor = None
     if args.scheduler:
-        from scripts.flow.jobs import DaskUnavailable, dask_executor
+        from cipher_cores.scripts.flow.jobs import DaskUnavailable, dask_executor
         try:
             executor = dask_executor(args.scheduler)
         except DaskUnavailable as error:
@@ -361,13 +361,13 @@ def _read_report(path):
 
 
 def _default_cores() -> list:
-    from scripts.flow.report import default_configs
+    from cipher_cores.scripts.flow.report import default_configs
     return list(default_configs())
 
 
 def _write_report(report, args) -> int:
     """Print ``report`` and write the files ``--json``, ``--plot`` and ``--markdown`` ask for."""
-    from scripts.flow.report import markdown_report, plot_report, text_table
+    from cipher_cores.scripts.flow.report import markdown_report, plot_report, text_table
     if getattr(args, "soc", None):
         try:
             report["soc"] = json.loads(pathlib.Path(args.soc).read_text())["soc"]
@@ -396,8 +396,8 @@ def _write_report(report, args) -> int:
 
 def _soc_target(args, fifo_words: int | None = None):
     """The peripheral the SoC carries: ``--core`` (a catalog configuration) with ``--gcm``."""
-    from cores.catalog import parse_config
-    from scripts.flow.targets import PeripheralConfig
+    from cipher_cores.cores.catalog import parse_config
+    from cipher_cores.scripts.flow.targets import PeripheralConfig
     try:
         config = parse_config(args.core)
     except (KeyError, ValueError) as error:
@@ -416,8 +416,8 @@ def _soc_firmware(args, target, isa: str, folder: pathlib.Path, ram_bytes: int |
                   variant: str = "full", interrupts: bool = True):
     """The firmware to run: ``--firmware FILE`` loaded, or the self-test (``variant``) built
     into ``folder``; returns ``(path, Firmware)``."""
-    from cores.soc.elf import FirmwareError, load_elf, parse_elf
-    from scripts.flow.firmware import FirmwareBuildError, build_selftest
+    from cipher_cores.cores.soc.elf import FirmwareError, load_elf, parse_elf
+    from cipher_cores.scripts.flow.firmware import FirmwareBuildError, build_selftest
     if args.firmware:
         path = pathlib.Path(args.firmware)
         if not path.is_file():
@@ -437,7 +437,7 @@ def _soc_firmware(args, target, isa: str, folder: pathlib.Path, ram_bytes: int |
 
 
 def _cmd_soc_firmware(args):
-    from scripts.flow.firmware import FirmwareBuildError, build_selftest
+    from cipher_cores.scripts.flow.firmware import FirmwareBuildError, build_selftest
     target = _soc_target(args)
     _check_output_folder(args.out, "--out")
     try:
@@ -451,7 +451,7 @@ def _cmd_soc_firmware(args):
 
 
 def _cmd_soc_simulate(args):
-    from cores.soc.simulate import compile_soc_model, run_firmware
+    from cipher_cores.cores.soc.simulate import compile_soc_model, run_firmware
     target = _soc_target(args)
     ram_bytes = args.ram_kib * 1024
     if ram_bytes & (ram_bytes - 1) or not 1 <= args.ram_kib <= 256:
@@ -480,8 +480,8 @@ def _cmd_soc_simulate(args):
 
 
 def _cmd_soc_report(args):
-    from scripts.flow.build import BuildError
-    from scripts.flow.soc import SOC_BOARDS, soc_markdown, soc_report
+    from cipher_cores.scripts.flow.build import BuildError
+    from cipher_cores.scripts.flow.soc import SOC_BOARDS, soc_markdown, soc_report
     for board in args.boards:
         if board not in SOC_BOARDS:
             raise _Exit(f"--boards: {board!r} is not one of {', '.join(SOC_BOARDS)}")
@@ -506,9 +506,9 @@ def _cmd_soc_report(args):
 
 
 def _cmd_soc_build(args):
-    from platforms.boards import get_board
-    from scripts.flow.build import BuildError
-    from scripts.flow.soc import SOC_BOARDS, build_soc, ram_bytes_for
+    from cipher_cores.platforms.boards import get_board
+    from cipher_cores.scripts.flow.build import BuildError
+    from cipher_cores.scripts.flow.soc import SOC_BOARDS, build_soc, ram_bytes_for
 
     if args.board not in SOC_BOARDS:
         raise _Exit(f"--board must be one of {', '.join(SOC_BOARDS)}, not {args.board!r}")
@@ -570,7 +570,7 @@ def _cmd_soc_build(args):
 # --- export -----------------------------------------------------------------------------------
 
 def _peripheral_from_args(args):
-    from scripts.flow.targets import parse_target
+    from cipher_cores.scripts.flow.targets import parse_target
     given = [name for name, value in vars(args).items()
              if (name.startswith("opt_") or name == "key_bits") and value is not None]
     if given:
@@ -629,7 +629,7 @@ k127..k0), as in the PRESENT paper.
 
 
 def _cmd_export(args):
-    from scripts.flow.toolchain import configure_export
+    from cipher_cores.scripts.flow.toolchain import configure_export
 
     config = _peripheral_from_args(args) if _wrapper_of(args.core) else _config_from_args(args)
     if not args.verilog and not args.rtlil:
@@ -645,7 +645,7 @@ def _cmd_export(args):
         configure_export()
         if os.environ.get("AMARANTH_USE_YOSYS") == "system":
             _prepare_tools(["yosys"], configure=False)
-        from scripts.flow.export import verilog_text
+        from cipher_cores.scripts.flow.export import verilog_text
         try:
             text = verilog_text(config.build(), name=name)
         except Exception as error:
@@ -658,7 +658,7 @@ def _cmd_export(args):
 # --- regmap -----------------------------------------------------------------------------------
 
 def _cmd_regmap(args):
-    from cores.bus import regmap
+    from cipher_cores.cores.bus import regmap
 
     if not args.markdown and not args.header:
         raise _Exit("regmap needs --markdown FILE and/or --header FILE")
@@ -678,7 +678,7 @@ def _cmd_regmap(args):
 def demo_lines(config) -> list:
     """Simulate ``config`` on its standard vectors (encrypt, then decrypt the result) and return
     printable lines with the measured cycle counts."""
-    from cores.sim import LoadKey, Process, simulate_cipher
+    from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
 
     hex_block = (config.block_bits + 3) // 4
     hex_key = (config.key_bits + 3) // 4
@@ -699,8 +699,8 @@ def demo_lines(config) -> list:
 
 
 def _cmd_demo(args):
-    from cores.catalog import CoreConfig, catalog, get_core
-    from scripts.flow.measure import measure_cycles
+    from cipher_cores.cores.catalog import CoreConfig, catalog, get_core
+    from cipher_cores.scripts.flow.measure import measure_cycles
 
     names = list(catalog()) if args.core == "all" else [args.core]
     failures = 0
@@ -734,10 +734,10 @@ def _cmd_demo(args):
 # --- list -------------------------------------------------------------------------------------
 
 def _cmd_list(args):
-    from cores.catalog import catalog
-    from platforms.boards import BOARDS, DEFAULT_BOARD
-    from platforms.devices import DEVICES
-    from scripts.flow.targets import WRAPPERS
+    from cipher_cores.cores.catalog import catalog
+    from cipher_cores.platforms.boards import BOARDS, DEFAULT_BOARD
+    from cipher_cores.platforms.devices import DEVICES
+    from cipher_cores.scripts.flow.targets import WRAPPERS
 
     print("cores:")
     for spec in catalog().values():
@@ -761,10 +761,10 @@ def _cmd_list(args):
 # --- parser -----------------------------------------------------------------------------------
 
 def make_parser() -> argparse.ArgumentParser:
-    from platforms.boards import BOARDS, DEFAULT_BOARD
-    from platforms.devices import DEFAULT_DEVICES, DEVICES
-    from scripts.flow.report import default_configs
-    from scripts.flow.targets import GCM_PRESETS
+    from cipher_cores.platforms.boards import BOARDS, DEFAULT_BOARD
+    from cipher_cores.platforms.devices import DEFAULT_DEVICES, DEVICES
+    from cipher_cores.scripts.flow.report import default_configs
+    from cipher_cores.scripts.flow.targets import GCM_PRESETS
 
     parser = _Parser(prog="cipher-cores", description=_DESCRIPTION,
                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -2,14 +2,14 @@
 ``tests/test_contract.py`` catch each one.
 
 Each wraps the toy cipher (``tests/toy_cipher.py``, fast to simulate) and breaks one rule of
-:class:`~cores.interface.BlockCipherSignature` on its ports, or lies about one of its figures.
+:class:`~cipher_cores.cores.interface.BlockCipherSignature` on its ports, or lies about one of its figures.
 :data:`BROKEN` maps each fault to a catalog entry (``CipherEntry``) built on the toy's model.
 """
 
 from amaranth.hdl import Module, Signal
 
-from cores.catalog import CipherEntry
-from cores.cipher import BlockCipher
+from cipher_cores.cores.catalog import CipherEntry
+from cipher_cores.cores.cipher import BlockCipher
 
 from .helpers import pass_through
 from .toy_cipher import ToyCipher, toy_decrypt, toy_encrypt

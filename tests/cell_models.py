@@ -1,12 +1,12 @@
-"""Simulation models of the FPGA cells the cores instantiate by hand (:mod:`cores.lut`,
-:mod:`cores.block_ram`), so that the form of a core built for a device can be simulated against
+"""Simulation models of the FPGA cells the cores instantiate by hand (:mod:`cipher_cores.cores.lut`,
+:mod:`cipher_cores.cores.block_ram`), so that the form of a core built for a device can be simulated against
 the reference model."""
 
 import pytest
 from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, unsigned
 from amaranth.lib import memory
 
-from cores import block_ram, lut
+from cipher_cores.cores import block_ram, lut
 
 
 __all__ = ["LUTCellModel", "DP16KDModel", "SBRAM40Model", "lut_cells", "dp16kd_model",
@@ -14,7 +14,7 @@ __all__ = ["LUTCellModel", "DP16KDModel", "SBRAM40Model", "lut_cells", "dp16kd_m
 
 
 class LUTCellModel(Elaboratable):
-    """Stands for the ``LUT4`` and ``PFUMX`` instances :mod:`cores.lut` makes on ECP5 and the
+    """Stands for the ``LUT4`` and ``PFUMX`` instances :mod:`cipher_cores.cores.lut` makes on ECP5 and the
     ``SB_LUT4`` ones it makes on iCE40, from their documented behaviour: ``Z = INIT[{D, C, B,
     A}]``, ``Z = C0 ? ALUT : BLUT`` and ``O = LUT_INIT[{I3, I2, I1, I0}]``."""
     def __init__(self, kind, **kwargs):
@@ -36,7 +36,7 @@ class LUTCellModel(Elaboratable):
 
 
 class DP16KDModel(Elaboratable):
-    """A model of the ``DP16KD`` as :mod:`cores.block_ram` configures it: true dual port,
+    """A model of the ``DP16KD`` as :mod:`cipher_cores.cores.block_ram` configures it: true dual port,
     1024x18 on each port (word address ``ADx13..ADx4``), ``REGMODE="OUTREG"`` (a read passes
     the address register, taken on an edge where ``CEx`` is high, then the output register,
     taken where ``OCEx`` is high), ``WRITEMODE="NORMAL"`` (a write, on an edge where ``WEx`` and
@@ -89,7 +89,7 @@ class DP16KDModel(Elaboratable):
 
 
 class SBRAM40Model(Elaboratable):
-    """A model of the ``SB_RAM40_4K`` as :mod:`cores.block_ram` configures it: 256x16
+    """A model of the ``SB_RAM40_4K`` as :mod:`cipher_cores.cores.block_ram` configures it: 256x16
     (``READ_MODE = WRITE_MODE = 0``, ``RADDR``/``WADDR`` bits 7..0), a write of the bits ``MASK``
     leaves at 0 on an edge where ``WE`` and ``WCLKE`` are high, ``RDATA`` taken from the word at
     ``RADDR`` on an edge where ``RE`` and ``RCLKE`` are high (and held otherwise)."""
@@ -126,13 +126,13 @@ def dp16kd_model(monkeypatch):
 
 @pytest.fixture
 def lut_cells(monkeypatch):
-    """:mod:`cores.lut` makes :class:`LUTCellModel` instead of its cells."""
+    """:mod:`cipher_cores.cores.lut` makes :class:`LUTCellModel` instead of its cells."""
     monkeypatch.setattr(lut, "Instance", LUTCellModel)
 
 
 @pytest.fixture
 def block_ram_models(monkeypatch):
-    """:mod:`cores.block_ram` makes :class:`DP16KDModel` and :class:`SBRAM40Model` instead of
+    """:mod:`cipher_cores.cores.block_ram` makes :class:`DP16KDModel` and :class:`SBRAM40Model` instead of
     its cells; the fixture's value counts them (``{"DP16KD": n, "SB_RAM40_4K": n}``)."""
     made = {"DP16KD": 0, "SB_RAM40_4K": 0}
 

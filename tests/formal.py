@@ -1,7 +1,7 @@
-"""Bounded proofs of the stream contract of :class:`~cores.interface.BlockCipherSignature` with
+"""Bounded proofs of the stream contract of :class:`~cipher_cores.cores.interface.BlockCipherSignature` with
 SymbiYosys.
 
-:class:`ContractHarness` wraps any :class:`~cores.cipher.BlockCipher` in Amaranth ``Assert``
+:class:`ContractHarness` wraps any :class:`~cipher_cores.cores.cipher.BlockCipher` in Amaranth ``Assert``
 statements, one per rule of the contract that can be seen on the core's ports, with every input of
 the core (key, input and ``output.ready`` handshakes and payloads, and the ``sync`` reset) a free
 port of the harness: the proof assumes nothing about the environment, not even that producers keep
@@ -50,8 +50,8 @@ from amaranth.back import rtlil
 from amaranth.hdl import Assert, Assume, Module, Signal
 from amaranth.lib import wiring
 
-from cores.cipher import BlockCipher
-from scripts.flow.toolchain import find_yowasp
+from cipher_cores.cores.cipher import BlockCipher
+from cipher_cores.scripts.flow.toolchain import find_yowasp
 
 from .helpers import pass_through
 
@@ -87,14 +87,14 @@ class ContractHarness(wiring.Component):
 
     Parameters
     ----------
-    core : :class:`~cores.cipher.BlockCipher`
+    core : :class:`~cipher_cores.cores.cipher.BlockCipher`
         The core under proof.
     latency : :class:`int`, optional
         The latency to check (default ``core.latency``; a different one makes a broken property).
     max_in_flight : :class:`int`, optional
         The most blocks in flight (default ``ceil(core.latency / core.initiation_interval)``, what
         a core holds at full speed; a core with a register to absorb back-pressure, like the
-        spare output register of :class:`~cores.present.PipelinedPRESENT`, holds one more).
+        spare output register of :class:`~cipher_cores.cores.present.PipelinedPRESENT`, holds one more).
     reach_results : :class:`int`, optional
         Also assert :data:`REACHES_RESULTS`: fewer than this many results leave the core. A
         property meant to fail, to show the bound covers that many blocks.
@@ -108,7 +108,7 @@ class ContractHarness(wiring.Component):
     Members
     -------
     key, input, output
-        The core's, as in :class:`~cores.interface.BlockCipherSignature`.
+        The core's, as in :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
 
     Attributes
     ----------
@@ -387,7 +387,7 @@ def main(argv=None):                                            # pragma: no cov
     """``python -m tests.formal CORE DEPTH [options]``: one proof on a catalog configuration
     (``CORE`` as the command line writes it), timed."""
     import argparse
-    from cores.catalog import parse_config
+    from cipher_cores.cores.catalog import parse_config
     parser = argparse.ArgumentParser(prog="python -m tests.formal", description=main.__doc__)
     parser.add_argument("core")
     parser.add_argument("depth", type=int)

@@ -1,5 +1,5 @@
 """Test helpers shared by the suite: stream helpers, operations, the reference answers, and the
-contract monitor that checks every rule of :class:`~cores.interface.BlockCipherSignature`.
+contract monitor that checks every rule of :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
 
 The reference for AES is pycryptodome (an implementation independent of ours); for every other
 cipher it is the catalog entry's model (``config.encrypt`` / ``config.decrypt``).
@@ -16,8 +16,8 @@ import pytest
 from amaranth.lib import wiring
 from Crypto.Cipher import AES as PyCryptodomeAES
 
-from cores.present.tables import KEY_SIZES as PRESENT_KEY_SIZES
-from cores.sim import (CipherRun, LoadKey, Process, simulate_cipher, simulator_with_reset,
+from cipher_cores.cores.present.tables import KEY_SIZES as PRESENT_KEY_SIZES
+from cipher_cores.cores.sim import (CipherRun, LoadKey, Process, simulate_cipher, simulator_with_reset,
                        stream_monitor)
 
 
@@ -61,7 +61,7 @@ async def stream_put(ctx, stream, payload, *, gap: int = 0):
     """Transfer one ``payload`` on ``stream`` (driven by the testbench), after ``gap`` idle edges;
     returns once the transfer edge has passed, with ``valid`` low again.
 
-    The same as :func:`cores.sim.stream_put`, written with plain edge loops rather than
+    The same as :func:`cipher_cores.cores.sim.stream_put`, written with plain edge loops rather than
     ``tick().until()``: when a check fails mid-simulation, the testbenches left waiting are then
     closed without Amaranth's "asynchronous generator is already running" complaint, so the
     failure is reported as the assertion it is."""
@@ -74,7 +74,7 @@ async def stream_put(ctx, stream, payload, *, gap: int = 0):
 
 async def stream_get(ctx, stream, *, stall: int = 0) -> int:
     """Accept one payload from ``stream`` (driven by the design) after holding ``ready`` low for
-    ``stall`` edges; returns it as an integer. (:func:`cores.sim.stream_get`, as
+    ``stall`` edges; returns it as an integer. (:func:`cipher_cores.cores.sim.stream_get`, as
     :func:`stream_put`.)"""
     if stall:
         ctx.set(stream.ready, 0)
@@ -147,7 +147,7 @@ def random_run(name: str, key_bits: int, *, seed, keys: int, blocks_per_key: int
     ``random.Random(seed)``), simulated once per session and shared by the tests that read it.
     ``gaps`` = ``(seed, max_gap, max_stall)`` adds random gaps and back-pressure; ``simulate``
     replaces :func:`simulate_cipher` (same arguments)."""
-    from cores.catalog import get_core
+    from cipher_cores.cores.catalog import get_core
     config = get_core(name).config(key_bits, **options)
     core = config.build()
     operations = random_operations(config, random.Random(seed), keys=keys,
@@ -342,7 +342,7 @@ class ContractRun:
 
 def run_with_contract(core, operations, *, rng: random.Random | None = None, max_gap: int = 0,
                       max_stall: int = 0, max_edges: int | None = None) -> ContractRun:
-    """Like :func:`~cores.sim.simulate_cipher` (same producer and consumer, gaps and stalls from
+    """Like :func:`~cipher_cores.cores.sim.simulate_cipher` (same producer and consumer, gaps and stalls from
     ``rng``), with :func:`contract_monitor` running beside it. With ``max_stall``, the consumer
     always holds the second result back for ``max_stall`` edges, so every run has back-pressure."""
     operations = list(operations)
@@ -414,7 +414,7 @@ def direction_changes(vector) -> tuple:
 
 def run_cli(capsys, *argv):
     """Run ``cipher-cores argv...`` in this process: ``(exit code, stdout, stderr)``."""
-    from scripts.cli import main
+    from cipher_cores.scripts.cli import main
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err

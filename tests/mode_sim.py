@@ -1,4 +1,4 @@
-"""Simulating a :class:`cores.modes.ModeOfOperation`: keys and messages in, results and the edge
+"""Simulating a :class:`cipher_cores.cores.modes.ModeOfOperation`: keys and messages in, results and the edge
 of every transfer out, with random gaps and back-pressure."""
 
 import random
@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from amaranth.sim import Simulator
 
-from cores.modes import Mode
-from cores.sim import stream_monitor, stream_put
+from cipher_cores.cores.modes import Mode
+from cipher_cores.cores.sim import stream_monitor, stream_put
 
 
 __all__ = ["Key", "Message", "ModeRun", "simulate_mode"]

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import re
 
-from cores.cavp import parse_rsp
+from cipher_cores.cores.cavp import parse_rsp
 
 
 __all__ = ["AesVector", "split_blocks", "parse_rsp", "aesavs_ecb_path", "aesavs_ecb_vectors",
@@ -75,10 +75,10 @@ AESAVS_KINDS = ("GFSbox", "KeySbox", "VarKey", "VarTxt", "MMT")
 
 
 def aesavs_ecb_operations(kind: str, key_bits: int) -> tuple:
-    """Every vector of one AESAVS ECB file as operations for :func:`cores.sim.simulate_cipher`
+    """Every vector of one AESAVS ECB file as operations for :func:`cipher_cores.cores.sim.simulate_cipher`
     (encrypt and decrypt sections in file order; a key is loaded again only when it changes, so
     some blocks follow a key change and others run back to back) and the results expected."""
-    from cores.sim import LoadKey, Process
+    from cipher_cores.cores.sim import LoadKey, Process
     operations, expected, key = [], [], None
     vectors = aesavs_ecb_vectors(kind, key_bits)
     if not vectors:

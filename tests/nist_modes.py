@@ -4,8 +4,8 @@
 from dataclasses import dataclass
 from pathlib import Path
 
-from cores.modes.vectors import SP800_38A_CTR
-from cores.modes.vectors import SP800_38A_PLAINTEXT as _SP800_38A_PLAINTEXT
+from cipher_cores.cores.modes.vectors import SP800_38A_CTR
+from cipher_cores.cores.modes.vectors import SP800_38A_PLAINTEXT as _SP800_38A_PLAINTEXT
 
 from .nist import parse_rsp
 

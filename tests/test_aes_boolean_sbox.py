@@ -4,10 +4,10 @@
 import pytest
 from amaranth.sim import Simulator
 
-from cores.aes.boolean_sbox import (BooleanSBox, tower_constants, tower_inverse,
+from cipher_cores.cores.aes.boolean_sbox import (BooleanSBox, tower_constants, tower_inverse,
                                     tower_isomorphism, tower_mul, tower_sbox)
-from cores.aes.gf import gf_inverse, gf_mul
-from cores.aes.sbox import INV_SBOX, SBOX
+from cipher_cores.cores.aes.gf import gf_inverse, gf_mul
+from cipher_cores.cores.aes.sbox import INV_SBOX, SBOX
 
 
 def to_aes(x):

@@ -11,12 +11,12 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from cores.aes.bram import BlockRamAES
-from cores.aes.transforms import ROUNDS
-from cores.gcm.core import GCM
-from cores.gcm.sim import simulate_gcm
-from cores.interface import BlockCipherSignature
-from cores.modes import Mode
+from cipher_cores.cores.aes.bram import BlockRamAES
+from cipher_cores.cores.aes.transforms import ROUNDS
+from cipher_cores.cores.gcm.core import GCM
+from cipher_cores.cores.gcm.sim import simulate_gcm
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.modes import Mode
 
 from .nist_modes import MODE_FILE_KINDS, mode_vectors, sp800_38a_ctr_vectors
 from .test_aes_compact import KEY_SIZES
@@ -29,7 +29,7 @@ from .test_modes import check_vectors
 
 def test_modes_of_operation_around_the_core_pass_nist_vectors_under_back_pressure():
     """CBC, CFB and OFB (the first vectors of each AESAVS file, both directions) and CTR
-    (SP 800-38A) through :class:`~cores.modes.ModeOfOperation`, with gaps and stalls: the
+    (SP 800-38A) through :class:`~cipher_cores.cores.modes.ModeOfOperation`, with gaps and stalls: the
     engine's chaining keeps ``input.payload`` still while the core reads it."""
     groups = [(Mode[name], [vector for kind in MODE_FILE_KINDS
                             for vector in mode_vectors(name, kind, 128)[:2]])

@@ -12,14 +12,14 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from cores.aes.bram import BlockRamAES, half_mix_column
-from cores.aes.compact import CompactAES, diagonal_source, mix_column
-from cores.aes.compact_key import ring_plan
-from cores.aes.reference import expand_key_words
-from cores.aes.transforms import (INV_SHIFT_ROWS, KEY_WORDS, ROUNDS, SHIFT_ROWS, mix_columns)
-from cores.aes.vectors import FIPS197_APPENDIX_C
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
+from cipher_cores.cores.aes.bram import BlockRamAES, half_mix_column
+from cipher_cores.cores.aes.compact import CompactAES, diagonal_source, mix_column
+from cipher_cores.cores.aes.compact_key import ring_plan
+from cipher_cores.cores.aes.reference import expand_key_words
+from cipher_cores.cores.aes.transforms import (INV_SHIFT_ROWS, KEY_WORDS, ROUNDS, SHIFT_ROWS, mix_columns)
+from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
 
 from .helpers import LoadKey, Process, direction_changes, expected_results, simulate_cipher
 from .nist import AESAVS_KINDS, aesavs_ecb_operations
@@ -232,7 +232,7 @@ def test_key_ring_plan_computes_the_key_schedule(key_bits):
     """Run a ring of real key words by the plan (operand slots, SubWord layouts) forwards from
     position 0 to Nr and backwards again: the word in s4 after computing word c of a step is
     column c of that round's key, and every step ends at the next position."""
-    from cores.aes.sbox import SBOX
+    from cipher_cores.cores.aes.sbox import SBOX
 
     def sub_word(word):
         return int.from_bytes(bytes(SBOX[b] for b in word.to_bytes(4, "big")), "big")

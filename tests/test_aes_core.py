@@ -10,10 +10,10 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from cores.aes import AES
-from cores.aes.vectors import FIPS197_APPENDIX_C
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
+from cipher_cores.cores.aes import AES
+from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
 
 from .helpers import LoadKey, Process, expected_results, random_operations, simulate_cipher
 from .nist import AESAVS_KINDS, aesavs_ecb_operations, aesavs_ecb_vectors

@@ -5,9 +5,9 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from cores.aes.key_schedule import KeySchedule, key_step_plan
-from cores.aes.reference import expand_key_words
-from cores.aes.transforms import KEY_WORDS, ROUNDS
+from cipher_cores.cores.aes.key_schedule import KeySchedule, key_step_plan
+from cipher_cores.cores.aes.reference import expand_key_words
+from cipher_cores.cores.aes.transforms import KEY_WORDS, ROUNDS
 
 
 def window(words, step, key_words):

@@ -10,15 +10,15 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from cores.aes import PipelinedAES
-from cores.aes.gf import gf_mul
-from cores.aes.pipelined import (LOOKUP_TABLE, SUB_WORD_CYCLES, ecp5_85f_floorplan,
+from cipher_cores.cores.aes import PipelinedAES
+from cipher_cores.cores.aes.gf import gf_mul
+from cipher_cores.cores.aes.pipelined import (LOOKUP_TABLE, SUB_WORD_CYCLES, ecp5_85f_floorplan,
                                  key_expansion_plan)
-from cores.aes.sbox import SBOX
-from cores.aes.transforms import KEY_WORDS, ROUNDS, key_word_kind, rcon
-from cores.aes.vectors import FIPS197_APPENDIX_C
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
+from cipher_cores.cores.aes.sbox import SBOX
+from cipher_cores.cores.aes.transforms import KEY_WORDS, ROUNDS, key_word_kind, rcon
+from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
 
 from .helpers import (LoadKey, Process, aes_oracle, check_idle_without_key, check_key_load_cycles,
                       key_groups, pulse_reset, run_testbench, simulate_cipher, stream_get,

@@ -3,8 +3,8 @@
 import random
 
 import pytest
-from cores.aes.reference import decrypt_block, encrypt_block, expand_key_words, round_keys
-from cores.aes.vectors import FIPS197_APPENDIX_C
+from cipher_cores.cores.aes.reference import decrypt_block, encrypt_block, expand_key_words, round_keys
+from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
 
 from .helpers import aes_oracle
 

@@ -4,9 +4,9 @@ import random
 
 import pytest
 
-from cores.aes.gf import gf_inverse, gf_mul, xtime
-from cores.aes.sbox import INV_SBOX, SBOX, affine
-from cores.aes.transforms import (INV_MIX_COLUMNS, INV_MIX_PREPROCESS, INV_SHIFT_ROWS,
+from cipher_cores.cores.aes.gf import gf_inverse, gf_mul, xtime
+from cipher_cores.cores.aes.sbox import INV_SBOX, SBOX, affine
+from cipher_cores.cores.aes.transforms import (INV_MIX_COLUMNS, INV_MIX_PREPROCESS, INV_SHIFT_ROWS,
                                   MIX_COLUMNS, SHIFT_ROWS, column_transform, mix_columns)
 
 

@@ -15,19 +15,19 @@ from amaranth.hdl import Const, Fragment, Module, Signal, unsigned
 from amaranth.lib import memory
 from amaranth.back import rtlil
 
-from cores.aes import TTableAES
-from cores import block_ram
-from cores.block_ram import DP16KD_WIDTH, DP16KD_WORDS, dp16kd_initial_values
-from cores.aes.reference import round_keys
-from cores.aes.sbox import INV_SBOX, SBOX
-from cores.aes.transforms import (block_to_bytes, bytes_to_block, mix_columns, shift_rows,
+from cipher_cores.cores.aes import TTableAES
+from cipher_cores.cores import block_ram
+from cipher_cores.cores.block_ram import DP16KD_WIDTH, DP16KD_WORDS, dp16kd_initial_values
+from cipher_cores.cores.aes.reference import round_keys
+from cipher_cores.cores.aes.sbox import INV_SBOX, SBOX
+from cipher_cores.cores.aes.transforms import (block_to_bytes, bytes_to_block, mix_columns, shift_rows,
                                   sub_bytes)
-from cores.aes.ttable import (S_TABLE, T_TABLE, KeyExpansion, expansion_edges,
+from cipher_cores.cores.aes.ttable import (S_TABLE, T_TABLE, KeyExpansion, expansion_edges,
                               expansion_schedule, initiation_interval, mirror)
-from cores.aes.vectors import FIPS197_APPENDIX_C
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
-from cores.sim import simulator_with_reset
+from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.sim import simulator_with_reset
 
 from .cell_models import block_ram_models, dp16kd_model   # noqa: F401 (fixtures)
 from .helpers import LoadKey, Process, expected_results, simulate_cipher
@@ -283,7 +283,7 @@ class ICE40:
 
 class ICE40Form(ECP5Form):
     """The core as it is built for an iCE40 device: S-box tables, and the round keys in
-    ``SB_RAM40_4K`` instances (:class:`~cores.block_ram.KeyMemory`)."""
+    ``SB_RAM40_4K`` instances (:class:`~cipher_cores.cores.block_ram.KeyMemory`)."""
     device = ICE40
 
 

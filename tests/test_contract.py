@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The contract of :class:`~cores.interface.BlockCipherSignature`, checked on every configuration
+"""The contract of :class:`~cipher_cores.cores.interface.BlockCipherSignature`, checked on every configuration
 of the catalog (and the toy cipher), and shown to catch each kind of violation on a deliberately
 broken core (``tests/broken_cores.py``).
 
@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from cores.catalog import configurations
+from cipher_cores.cores.catalog import configurations
 
 from .broken_cores import BROKEN
 from .helpers import (LoadKey, Process, expected_results, key_groups, pulse_reset,

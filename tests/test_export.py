@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from scripts.cli import main
+from cipher_cores.scripts.cli import main
 
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".
@@ -39,7 +39,7 @@ def test_export_verilog(tmp_path, capsys, monkeypatch):
 
 
 def test_export_present_rtlil(tmp_path):
-    pytest.importorskip("cores.present")
+    pytest.importorskip("cipher_cores.cores.present")
     path = tmp_path / "present.il"
     assert main(["export", "--core", "present", "--key-bits", "128", "--rtlil", str(path)]) == 0
     assert "module \\present128\n" in path.read_text()

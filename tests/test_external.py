@@ -9,13 +9,13 @@ import pytest
 from amaranth.back import rtlil
 from amaranth.hdl import Shape
 
-from platforms.devices import get_device
-from platforms.harness import BareDeviceTop, MeasurementHarness
-from scripts.cli import main
-from scripts.flow.external import ExternalConfig, load_description, verilog_ports
-from scripts.flow.measure import measure_cycles
-from scripts.flow.report import derive_row, markdown_report
-from scripts.flow.targets import parse_target
+from cipher_cores.platforms.devices import get_device
+from cipher_cores.platforms.harness import BareDeviceTop, MeasurementHarness
+from cipher_cores.scripts.cli import main
+from cipher_cores.scripts.flow.external import ExternalConfig, load_description, verilog_ports
+from cipher_cores.scripts.flow.measure import measure_cycles
+from cipher_cores.scripts.flow.report import derive_row, markdown_report
+from cipher_cores.scripts.flow.targets import parse_target
 
 from .test_cli import assert_one_line_error
 
@@ -145,7 +145,7 @@ def test_cycles_are_declared_not_simulated():
 
 
 def test_the_page_says_the_cycles_were_declared():
-    from scripts.flow.build import DeviceMeasurement
+    from cipher_cores.scripts.flow.build import DeviceMeasurement
     config = parse_target(f"verilog:{DESCRIPTION}")
     figures = measure_cycles(config)
     measurement = DeviceMeasurement(
@@ -172,7 +172,7 @@ def test_report_errors_are_one_line(capsys, tmp_path):
 def test_a_verilog_core_is_measured_like_ours(tmp_path):
     """Yosys and nextpnr on the iCE40 UP5K: the core's cells are the toy's, counted by
     hierarchy apart from the harness, and the throughput uses the declared cycles."""
-    from scripts.flow.report import run_report
+    from cipher_cores.scripts.flow.report import run_report
     config = parse_target(f"verilog:{DESCRIPTION}")
     report = run_report([config], [get_device("ice40-up5k")], seeds=[1], root=tmp_path)
     assert report["errors"] == []

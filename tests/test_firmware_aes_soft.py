@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from Crypto.Cipher import AES
 
-from cores.aes.vectors import FIPS197_APPENDIX_B, FIPS197_APPENDIX_C
+from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_B, FIPS197_APPENDIX_C
 
 
 FIRMWARE = Path(__file__).parent.parent / "cores" / "soc" / "firmware"

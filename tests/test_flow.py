@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The build flow with the tools replaced at the lowest level (:func:`scripts.flow.build.run_step`):
+"""The build flow with the tools replaced at the lowest level (:func:`cipher_cores.scripts.flow.build.run_step`):
 the shared synthesis path, fit checks, logs, the report's executors (this process, a Dask
 cluster) and the results they give."""
 
@@ -10,17 +10,17 @@ import shutil
 import pytest
 from amaranth.hdl import Fragment
 
-from cores.catalog import CoreConfig, parse_config
-from platforms.boards import get_board
-from platforms.devices import get_device
-from platforms.harness import MeasurementHarness, harness_widths
-import scripts.flow.build
-from scripts.flow.build import (BoardBuild, DeviceMeasurement, DoesNotFit, build_board,
+from cipher_cores.cores.catalog import CoreConfig, parse_config
+from cipher_cores.platforms.boards import get_board
+from cipher_cores.platforms.devices import get_device
+from cipher_cores.platforms.harness import MeasurementHarness, harness_widths
+import cipher_cores.scripts.flow.build
+from cipher_cores.scripts.flow.build import (BoardBuild, DeviceMeasurement, DoesNotFit, build_board,
                                 measure_device, run_step)
-from scripts.flow.jobs import InlineExecutor, MeasureJob
-from scripts.flow.measure import CellCounts, Overflow
-from scripts.flow.report import run_report
-from scripts.flow.targets import PeripheralConfig, parse_target
+from cipher_cores.scripts.flow.jobs import InlineExecutor, MeasureJob
+from cipher_cores.scripts.flow.measure import CellCounts, Overflow
+from cipher_cores.scripts.flow.report import run_report
+from cipher_cores.scripts.flow.targets import PeripheralConfig, parse_target
 
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".
@@ -94,7 +94,7 @@ def _rename_core(stat, old, new):
 def fake_tools(monkeypatch):
     def install(**kwargs):
         tools = FakeTools(**kwargs)
-        monkeypatch.setattr(scripts.flow.build, "run_step", tools)
+        monkeypatch.setattr(cipher_cores.scripts.flow.build, "run_step", tools)
         return tools
     return install
 
@@ -200,7 +200,7 @@ def rows_without_timings(report):
 def test_report_on_a_dask_cluster_equals_a_local_run(fake_tools, tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
     fake_tools()
-    monkeypatch.setattr("scripts.flow.toolchain.tool_versions", lambda *a, **k: {})
+    monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.tool_versions", lambda *a, **k: {})
     configs = [parse_config("toy")]
     devices = [get_device("ice40-up5k"), get_device("ecp5-25f")]
     local = run_report(configs, devices, seeds=[1, 2], executor=InlineExecutor(),
@@ -227,8 +227,8 @@ def test_report_lists_a_failed_build_and_goes_on(fake_tools, tmp_path, monkeypat
             (pathlib.Path(cwd) / log_name).write_text("ERROR: something else\n")
             return 3
         return original(argv, cwd, log_name, environ)
-    monkeypatch.setattr(scripts.flow.build, "run_step", failing)
-    monkeypatch.setattr("scripts.flow.toolchain.tool_versions", lambda *a, **k: {})
+    monkeypatch.setattr(cipher_cores.scripts.flow.build, "run_step", failing)
+    monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.tool_versions", lambda *a, **k: {})
     report = run_report([parse_config("toy")], [get_device("ice40-up5k"), get_device("ecp5-25f")],
                         seeds=[1], root=str(tmp_path))
     assert [row["device"] for row in report["rows"]] == ["ice40-up5k"]
@@ -240,7 +240,7 @@ def test_report_lists_a_failed_build_and_goes_on(fake_tools, tmp_path, monkeypat
 # --- targets: a core, or a core in the Wishbone peripheral ------------------------------------
 
 def test_target_is_a_core_or_a_core_in_the_peripheral():
-    from cores.bus import CipherPeripheral
+    from cipher_cores.cores.bus import CipherPeripheral
     assert parse_target("toy") == parse_config("toy")
     config = parse_target(" Wishbone:present-80:rounds_per_cycle=4 ")
     assert isinstance(config, PeripheralConfig)
@@ -297,7 +297,7 @@ def test_peripheral_job_is_picklable_as_text(tmp_path):
 
 def test_report_row_of_the_peripheral(fake_tools, tmp_path, monkeypatch):
     tools = fake_tools()
-    monkeypatch.setattr("scripts.flow.toolchain.tool_versions", lambda *a, **k: {})
+    monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.tool_versions", lambda *a, **k: {})
     config = parse_target("wishbone:toy")
     report = run_report([config], [get_device("ice40-up5k")], seeds=[1], root=str(tmp_path),
                         executor=InlineExecutor())

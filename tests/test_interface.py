@@ -5,7 +5,7 @@ from amaranth.hdl import unsigned
 from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
-from cores.interface import BlockCipherSignature, BlockRequest
+from cipher_cores.cores.interface import BlockCipherSignature, BlockRequest
 
 
 def test_members_are_key_input_and_output_streams():

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""Hand-placed logic cells (:mod:`cores.lut`): the same function as an expression and as ECP5
+"""Hand-placed logic cells (:mod:`cipher_cores.cores.lut`): the same function as an expression and as ECP5
 cells."""
 
 import itertools
@@ -8,8 +8,8 @@ import pytest
 from amaranth.hdl import Const, Module, Signal
 from amaranth.sim import Simulator
 
-from cores import lut
-from cores.lut import lut4, pfumx, uses_ecp5_cells
+from cipher_cores.cores import lut
+from cipher_cores.cores.lut import lut4, pfumx, uses_ecp5_cells
 
 
 class ECP5:

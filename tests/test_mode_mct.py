@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
 """The NIST AESAVS Monte Carlo tests (MCT) for CBC, CFB128 and OFB, both directions,
-AES-128/192/256, run by the mode of operation (:class:`cores.modes.ModeOfOperation`) around the
+AES-128/192/256, run by the mode of operation (:class:`cipher_cores.cores.modes.ModeOfOperation`) around the
 round-based AES core, on the compiled (CXXRTL) simulator, and checked against the recorded NIST
 values of the ``{CBC,CFB128,OFB}MCT{128,192,256}.rsp`` files.
 
@@ -11,7 +11,7 @@ the key is XORed with the last results as in ECB (see :func:`tests.test_aes_mct.
 last result becomes the IV and the second-to-last result the next given input.
 
 The mode runs each whole message: one run of the compiled model per outer iteration, on
-``LoadKey``, two given blocks and 998 :class:`~cores.sim_cxxrtl.PutInput` operations chained to
+``LoadKey``, two given blocks and 998 :class:`~cipher_cores.cores.sim_cxxrtl.PutInput` operations chained to
 the second-to-last output, so neither the chaining nor the block cipher is computed by the host.
 The same algorithm run by pycryptodome (a cipher object continuing its chain across the message)
 reproduces each file too, which checks the reading of the algorithm independently of the core.
@@ -20,10 +20,10 @@ reproduces each file too, which checks the reading of the algorithm independentl
 import pytest
 from Crypto.Cipher import AES as PyCryptodomeAES
 
-from cores.aes import AES
-from cores.modes import Mode, ModeOfOperation
-from cores.sim import LoadKey
-from cores.sim_cxxrtl import PutInput, compile_model, run_model
+from cipher_cores.cores.aes import AES
+from cipher_cores.cores.modes import Mode, ModeOfOperation
+from cipher_cores.cores.sim import LoadKey
+from cipher_cores.cores.sim_cxxrtl import PutInput, compile_model, run_model
 
 from .nist import aesavs_mct_records
 from .test_aes_mct import INNER, OUTER, next_key

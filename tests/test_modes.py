@@ -9,11 +9,11 @@ import pytest
 from Crypto.Cipher import AES as PyAES
 from Crypto.Util import Counter
 
-from cores.aes import AES
-from cores.modes import CBC, CFB, CTR, ECB, OFB, Mode, ModeOfOperation
-from cores.modes.reference import MODE_NAMES, process_message
-from cores.present import PRESENT
-from cores.present.reference import decrypt_block, encrypt_block
+from cipher_cores.cores.aes import AES
+from cipher_cores.cores.modes import CBC, CFB, CTR, ECB, OFB, Mode, ModeOfOperation
+from cipher_cores.cores.modes.reference import MODE_NAMES, process_message
+from cipher_cores.cores.present import PRESENT
+from cipher_cores.cores.present.reference import decrypt_block, encrypt_block
 
 from .mode_sim import Key, Message, simulate_mode
 from .nist_modes import MODE_FILE_KINDS, ctr_vectors, mode_vectors, sp800_38a_ctr_vectors

@@ -13,16 +13,16 @@ import sys
 import pytest
 from amaranth.sim import Simulator
 
-from platforms.boards import BOARDS, DEFAULT_BOARD, get_board
-from scripts.flow.build import (BOARD_CORE_PATH, MEASURE_CORE_PATH, build_board, extract_plan,
+from cipher_cores.platforms.boards import BOARDS, DEFAULT_BOARD, get_board
+from cipher_cores.scripts.flow.build import (BOARD_CORE_PATH, MEASURE_CORE_PATH, build_board, extract_plan,
                                 measure_device)
-import cores.catalog
-from cores.catalog import DEFAULT_CORE, configurations, parse_config
-from platforms.devices import DEVICES, PowerOnReset, get_device
-from platforms.harness import BareDeviceTop, MeasurementHarness, harness_widths
-from platforms.selftest import SelfTestTop
+import cipher_cores.cores.catalog
+from cipher_cores.cores.catalog import DEFAULT_CORE, configurations, parse_config
+from cipher_cores.platforms.devices import DEVICES, PowerOnReset, get_device
+from cipher_cores.platforms.harness import BareDeviceTop, MeasurementHarness, harness_widths
+from cipher_cores.platforms.selftest import SelfTestTop
 from .toy_cipher import ToyCipher
-from scripts.flow.toolchain import (TOOL_VARS_MARKER, YOWASP_TOOLS, configure_export,
+from cipher_cores.scripts.flow.toolchain import (TOOL_VARS_MARKER, YOWASP_TOOLS, configure_export,
                                     configure_toolchain, resolve_tool, tool_env_var,
                                     ToolchainError)
 
@@ -180,9 +180,9 @@ def test_harness_makes_inputs_observable_at_its_pin():
 # --- catalog ----------------------------------------------------------------------------------
 
 def test_catalog_is_declared_by_the_cipher_packages():
-    from cores.aes import CATALOG as AES_CATALOG
-    from cores.present import CATALOG as PRESENT_CATALOG
-    entries = cores.catalog.catalog()
+    from cipher_cores.cores.aes import CATALOG as AES_CATALOG
+    from cipher_cores.cores.present import CATALOG as PRESENT_CATALOG
+    entries = cipher_cores.cores.catalog.catalog()
     assert set(entries) >= {"aes", "present", "toy"}
     assert entries["aes"] is AES_CATALOG[0] and entries["present"] is PRESENT_CATALOG[0]
     assert entries["toy"].component.__module__ == "tests.toy_cipher"
@@ -190,10 +190,10 @@ def test_catalog_is_declared_by_the_cipher_packages():
 
 
 def test_catalog_options_come_from_the_packages_constants():
-    from cores.aes.substitution import SBOX_IMPLEMENTATIONS
-    from cores.present import ROUNDS_PER_CYCLE
-    assert cores.catalog.catalog()["aes"].option("sbox").choices == SBOX_IMPLEMENTATIONS
-    assert cores.catalog.catalog()["present"].option("rounds_per_cycle").choices == ROUNDS_PER_CYCLE
+    from cipher_cores.cores.aes.substitution import SBOX_IMPLEMENTATIONS
+    from cipher_cores.cores.present import ROUNDS_PER_CYCLE
+    assert cipher_cores.cores.catalog.catalog()["aes"].option("sbox").choices == SBOX_IMPLEMENTATIONS
+    assert cipher_cores.cores.catalog.catalog()["present"].option("rounds_per_cycle").choices == ROUNDS_PER_CYCLE
 
 
 def test_every_configuration_is_listed_once():
@@ -362,14 +362,14 @@ def test_build_default_board_bitstream(tmp_path, monkeypatch):
 
 
 def test_cold_yowasp_cache_is_detected(tmp_path, monkeypatch):
-    from scripts.flow.toolchain import yowasp_cache_is_cold
+    from cipher_cores.scripts.flow.toolchain import yowasp_cache_is_cold
     monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
     assert yowasp_cache_is_cold("yosys")
 
 
 def test_prepare_tools_says_when_it_compiles(tmp_path, monkeypatch):
     # With an empty cache, the first use of a tool is announced before it is compiled.
-    import scripts.flow.toolchain as toolchain
+    import cipher_cores.scripts.flow.toolchain as toolchain
     monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
     ran = []
     monkeypatch.setattr(toolchain.subprocess, "run", lambda argv, **kwargs: ran.append(argv))
@@ -382,7 +382,7 @@ def test_prepare_tools_says_when_it_compiles(tmp_path, monkeypatch):
 
 
 def test_compile_notice_is_printed_once_for_all_tools(tmp_path, monkeypatch):
-    import scripts.flow.toolchain as toolchain
+    import cipher_cores.scripts.flow.toolchain as toolchain
     monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
     ran = []
     monkeypatch.setattr(toolchain.subprocess, "run", lambda argv, **kwargs: ran.append(argv))
@@ -401,7 +401,7 @@ def test_compile_notice_is_printed_once_for_all_tools(tmp_path, monkeypatch):
 
 def test_progress_lines_when_not_a_terminal():
     import io
-    from scripts.flow.progress import Progress
+    from cipher_cores.scripts.flow.progress import Progress
     stream = io.StringIO()
     with Progress(stream) as progress:
         progress.update("AES-128 @ ice40-up5k", "synthesis (yosys)")
@@ -414,7 +414,7 @@ def test_progress_lines_when_not_a_terminal():
 def test_progress_without_a_terminal_says_every_heartbeat_that_a_job_still_runs():
     import io
     import time
-    from scripts.flow.progress import Progress
+    from cipher_cores.scripts.flow.progress import Progress
     stream = io.StringIO()
     with Progress(stream, heartbeat=0.2) as progress:
         progress.update("AES-128 @ ice40-up5k", "place and route (nextpnr)")
@@ -429,7 +429,7 @@ def test_progress_without_a_terminal_says_every_heartbeat_that_a_job_still_runs(
 
 def test_progress_redraws_in_place_on_a_terminal():
     import io
-    from scripts.flow.progress import Progress
+    from cipher_cores.scripts.flow.progress import Progress
     stream = io.StringIO()
     with Progress(stream, live=True) as progress:
         progress.update("a", "one")
@@ -441,5 +441,5 @@ def test_progress_redraws_in_place_on_a_terminal():
 
 
 def test_format_duration():
-    from scripts.flow.progress import format_duration
+    from cipher_cores.scripts.flow.progress import format_duration
     assert [format_duration(s) for s in (5, 75, 3700)] == ["5s", "1m15s", "1h01m"]

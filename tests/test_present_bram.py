@@ -8,11 +8,11 @@ contract and the measured figures are checked on every configuration in
 
 import pytest
 
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
-from cores.present import BlockRamPRESENT
-from cores.present.bram import NIBBLE_MODES, nibble_function
-from cores.present.tables import INV_SBOX, KEY_SIZES, SBOX
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.present import BlockRamPRESENT
+from cipher_cores.cores.present.bram import NIBBLE_MODES, nibble_function
+from cipher_cores.cores.present.tables import INV_SBOX, KEY_SIZES, SBOX
 
 from .helpers import random_run as shared_random_run
 from .helpers import (expected_results, present_configurations, simulate_cipher,

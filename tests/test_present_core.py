@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
-from cores.present import PRESENT, ROUNDS_PER_CYCLE
-from cores.present.reference import encrypt_block
-from cores.present.tables import KEY_SIZES
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.present import PRESENT, ROUNDS_PER_CYCLE
+from cipher_cores.cores.present.reference import encrypt_block
+from cipher_cores.cores.present.tables import KEY_SIZES
 
 from .cell_models import lut_cells   # noqa: F401 (a fixture)
 from .helpers import random_run as shared_random_run
@@ -130,7 +130,7 @@ class ECP5:
 class DeviceForm(PRESENT):
     """The core as it is built for ``device``: on iCE40 the final key register copied from K
     rather than from K's next value and `key_loaded` an ``SB_LUT4`` cell; on ECP5 state and key
-    bits of LUT4 and PFUMX cells (:mod:`cores.lut`); encrypt-only on iCE40, the handshake of
+    bits of LUT4 and PFUMX cells (:mod:`cipher_cores.cores.lut`); encrypt-only on iCE40, the handshake of
     ``SB_LUT4`` cells and the state's clock enable in copies; the cells simulated with
     :class:`~tests.cell_models.LUTCellModel`."""
     def __init__(self, device, key_bits, rounds_per_cycle, decrypt=True):

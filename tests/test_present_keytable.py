@@ -10,10 +10,10 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
-from cores.present import KeyTablePRESENT
-from cores.present.tables import KEY_SIZES
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.present import KeyTablePRESENT
+from cipher_cores.cores.present.tables import KEY_SIZES
 
 from .cell_models import block_ram_models, lut_cells   # noqa: F401 (fixtures)
 from .helpers import random_run as shared_random_run
@@ -119,8 +119,8 @@ class ECP5:
 
 
 class DeviceForm(KeyTablePRESENT):
-    """The core as built for ``device``: its state bits of LUT cells (:mod:`cores.lut`) and, on
-    ECP5, its table of ``DP16KD`` instances (:mod:`cores.block_ram`)."""
+    """The core as built for ``device``: its state bits of LUT cells (:mod:`cipher_cores.cores.lut`) and, on
+    ECP5, its table of ``DP16KD`` instances (:mod:`cipher_cores.cores.block_ram`)."""
     def __init__(self, device, key_bits, decrypt):
         self._device = device
         super().__init__(key_bits, decrypt=decrypt)

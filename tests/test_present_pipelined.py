@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
-from cores.present.pipelined import KEY_SPACING, PipelinedPRESENT
-from cores.present.reference import decrypt_block, encrypt_block
-from cores.present.tables import KEY_SIZES
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.present.pipelined import KEY_SPACING, PipelinedPRESENT
+from cipher_cores.cores.present.reference import decrypt_block, encrypt_block
+from cipher_cores.cores.present.tables import KEY_SIZES
 
 from .helpers import random_run as shared_random_run
 from .helpers import (LoadKey, Process, check_idle_without_key, check_key_load_cycles,

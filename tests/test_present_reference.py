@@ -4,10 +4,10 @@ import random
 
 import pytest
 
-from cores.present.reference import (check_key_bits, decrypt_block, encrypt_block, final_key,
+from cipher_cores.cores.present.reference import (check_key_bits, decrypt_block, encrypt_block, final_key,
                                      p_layer, round_key, round_keys, s_layer, update_key)
-from cores.present.tables import KEY_SIZES, ROUNDS
-from cores.present.vectors import PAPER_VECTORS
+from cipher_cores.cores.present.tables import KEY_SIZES, ROUNDS
+from cipher_cores.cores.present.vectors import PAPER_VECTORS
 
 
 

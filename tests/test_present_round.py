@@ -7,11 +7,11 @@ from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 import pytest
 
-from cores.present import reference
-from cores.present.key_schedule import update_key
-from cores.present.round import Round, p_layer, s_layer
-from cores.present.sbox import sbox
-from cores.present.tables import INV_SBOX, KEY_SIZES, ROUNDS, SBOX
+from cipher_cores.cores.present import reference
+from cipher_cores.cores.present.key_schedule import update_key
+from cipher_cores.cores.present.round import Round, p_layer, s_layer
+from cipher_cores.cores.present.sbox import sbox
+from cipher_cores.cores.present.tables import INV_SBOX, KEY_SIZES, ROUNDS, SBOX
 
 
 def evaluate(build, width_in, width_out, inputs):

@@ -9,12 +9,12 @@ import random
 
 import pytest
 
-from cores.catalog import get_core
-from cores.interface import BlockCipherSignature
-from cores.present.reference import encrypt_block
-from cores.present import serial
-from cores.present.serial import SerialPRESENT
-from cores.present.tables import KEY_SIZES
+from cipher_cores.cores.catalog import get_core
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.present.reference import encrypt_block
+from cipher_cores.cores.present import serial
+from cipher_cores.cores.present.serial import SerialPRESENT
+from cipher_cores.cores.present.tables import KEY_SIZES
 
 from .helpers import random_run as shared_random_run
 from .helpers import (Process, check_idle_without_key, check_key_load_cycles, check_one_block,

@@ -3,11 +3,11 @@
 
 import pytest
 
-from cores.present.tables import (BLOCK_BITS, COUNTER_BITS, INV_PERMUTATION, INV_SBOX,
+from cipher_cores.cores.present.tables import (BLOCK_BITS, COUNTER_BITS, INV_PERMUTATION, INV_SBOX,
                                   KEY_COUNTER_LSB, KEY_SBOX_NIBBLES, KEY_SIZES, PERMUTATION,
                                   SBOX, permute_bit)
-from cores.catalog import KnownAnswer
-from cores.present.vectors import PAPER_VECTORS, parse_vectors
+from cipher_cores.cores.catalog import KnownAnswer
+from cipher_cores.cores.present.vectors import PAPER_VECTORS, parse_vectors
 
 
 # The paper's S-box table: S[x] for x = 0, 1, ..., F.

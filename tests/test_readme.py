@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from cores.aes.vectors import FIPS197_APPENDIX_C
+from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
 
 from .helpers import run_testbench, stream_get, stream_put
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from cores.bus import regmap
+from cipher_cores.cores.bus import regmap
 
 
 DOCS = Path(__file__).parent.parent / "docs"
 KIT = Path(__file__).parent.parent / "cores" / "soc" / "firmware"
-REGENERATE = ("run: python -m cores.bus.regmap --markdown docs/wishbone.md "
+REGENERATE = ("run: python -m cipher_cores.cores.bus.regmap --markdown docs/wishbone.md "
               "--header cores/soc/firmware/cipher_wishbone.h")
 
 

@@ -9,15 +9,15 @@ import pathlib
 
 import pytest
 
-from cores.catalog import parse_config
-from scripts.flow.measure import (
+from cipher_cores.cores.catalog import parse_config
+from cipher_cores.scripts.flow.measure import (
     CellCounts, CycleFigures, Overflow, classify_cells, core_and_harness, hierarchy_cells,
     measure_cycles, overflow, parse_nextpnr_log, parse_nextpnr_overflow, parse_nextpnr_report,
     slice_equivalent)
-from scripts.flow.report import (assemble, papers_for, derive_row, markdown_report, plot_report,
+from cipher_cores.scripts.flow.report import (assemble, papers_for, derive_row, markdown_report, plot_report,
                                  text_table)
-from scripts.flow.build import MEASURE_CORE_PATH, DeviceMeasurement, seed_command
-from scripts.flow.targets import parse_target
+from cipher_cores.scripts.flow.build import MEASURE_CORE_PATH, DeviceMeasurement, seed_command
+from cipher_cores.scripts.flow.targets import parse_target
 
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".
@@ -299,7 +299,7 @@ def test_cycles_are_measured_by_simulation():
 
 @pytest.mark.parametrize("rounds_per_cycle", [1, 4])
 def test_cycles_of_present_match_its_documented_counts(rounds_per_cycle):
-    pytest.importorskip("cores.present")
+    pytest.importorskip("cipher_cores.cores.present")
     config = parse_config(f"present-80:rounds_per_cycle={rounds_per_cycle}")
     figures = measure_cycles(config, blocks=3)
     # The PRESENT core documents latency = initiation interval = ceil(31 / R) + 1.
@@ -336,7 +336,7 @@ def test_cycles_through_the_wishbone_peripheral_are_what_firmware_sees():
 
 
 def test_cycles_through_the_peripheral_of_an_encrypt_only_core_decrypt_in_ctr():
-    pytest.importorskip("cores.present")
+    pytest.importorskip("cipher_cores.cores.present")
     figures = measure_cycles(parse_target("wishbone:present-80:decrypt=no,rounds_per_cycle=8"),
                              blocks=8)
     assert figures.verified

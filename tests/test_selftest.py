@@ -7,8 +7,8 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from cores.catalog import parse_config
-from cores.selftest import (FAULTS, SelfTest, SummaryPrinter, UARTTransmitter, lfsr_next,
+from cipher_cores.cores.catalog import parse_config
+from cipher_cores.cores.selftest import (FAULTS, SelfTest, SummaryPrinter, UARTTransmitter, lfsr_next,
                             lfsr_taps, selftest_parameters, summary_text, uart_decode)
 
 

@@ -1,8 +1,8 @@
 # amaranth: UnusedElaboratable=no
-"""The two back ends of :func:`cores.sim.simulate_cipher` agree cycle for cycle.
+"""The two back ends of :func:`cipher_cores.cores.sim.simulate_cipher` agree cycle for cycle.
 
 For every catalog configuration, a short random run with key changes, random gaps and stalls
-gives the same :class:`~cores.sim.CipherRun` (results, every transfer edge and payload, and
+gives the same :class:`~cipher_cores.cores.sim.CipherRun` (results, every transfer edge and payload, and
 stream-rule violations) on Amaranth's simulator and on the compiled CXXRTL model (one of each
 architecture in the default run, all of them with ``-m slow``). A core that breaks the stream
 rules on purpose checks that violations are found alike. The first run compiles each model (5 to
@@ -17,12 +17,12 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 import pytest
 
-from cores import sim_cxxrtl
-from cores.aes import AES
-from cores.interface import BlockCipherSignature
-from cores.catalog import configurations
-from cores.present import PRESENT
-from cores.sim import BACKENDS, LoadKey, Process, draw_schedules, simulate_cipher
+from cipher_cores.cores import sim_cxxrtl
+from cipher_cores.cores.aes import AES
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.catalog import configurations
+from cipher_cores.cores.present import PRESENT
+from cipher_cores.cores.sim import BACKENDS, LoadKey, Process, draw_schedules, simulate_cipher
 
 
 def random_operations(rng, key_bits, block_bits, keys=2, blocks=3):

@@ -10,14 +10,14 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from cores.bus.wishbone import WishboneSignature
-from cores.selftest.uart import uart_decode
-from cores.soc import CipherSoC, PicoRV32, SystemController, WishboneDecoder, WishboneRAM
-from cores.soc import memory_map
-from cores.soc.elf import FirmwareError, load_elf, parse_elf
-from scripts.flow.firmware import KIT, build_selftest, compile_firmware
-from scripts.flow.soc import parse_selftest_output
-from scripts.flow.targets import parse_target
+from cipher_cores.cores.bus.wishbone import WishboneSignature
+from cipher_cores.cores.selftest.uart import uart_decode
+from cipher_cores.cores.soc import CipherSoC, PicoRV32, SystemController, WishboneDecoder, WishboneRAM
+from cipher_cores.cores.soc import memory_map
+from cipher_cores.cores.soc.elf import FirmwareError, load_elf, parse_elf
+from cipher_cores.scripts.flow.firmware import KIT, build_selftest, compile_firmware
+from cipher_cores.scripts.flow.soc import parse_selftest_output
+from cipher_cores.scripts.flow.targets import parse_target
 
 from .helpers import assert_one_line_error, run_cli
 
@@ -204,7 +204,7 @@ def test_loader_refuses_what_the_cpu_cannot_run():
 
 def test_kit_memory_map_header_is_generated_from_its_description():
     assert (KIT / "soc_map.h").read_text() == memory_map.header_text(), \
-        "regenerate with python -m cores.soc.memory_map --header cores/soc/firmware/soc_map.h"
+        "regenerate with python -m cipher_cores.cores.soc.memory_map --header cores/soc/firmware/soc_map.h"
 
 
 # --- the whole system in the compiled simulator -----------------------------------------------

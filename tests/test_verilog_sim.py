@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from cores.catalog import catalog, configurations, parse_config
-from scripts.cli import main
+from cipher_cores.cores.catalog import catalog, configurations, parse_config
+from cipher_cores.scripts.cli import main
 
 from .verilog_bench import (ICARUS_MODES, bench_verilog, check_ice40_form, export_arguments,
                             run_icarus)

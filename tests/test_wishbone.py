@@ -10,14 +10,14 @@ from amaranth.hdl import Fragment
 from Crypto.Cipher import AES as PyAES
 from Crypto.Util import Counter
 
-from cores.aes import AES
-from cores.bus import CipherPeripheral, WishboneSignature
-from cores.bus.regmap import register
-from cores.bus.sim import simulate_firmware, stream_message
-from cores.modes import Mode
-from cores.modes.reference import process_message
-from cores.present import PRESENT
-from cores.present.reference import decrypt_block, encrypt_block
+from cipher_cores.cores.aes import AES
+from cipher_cores.cores.bus import CipherPeripheral, WishboneSignature
+from cipher_cores.cores.bus.regmap import register
+from cipher_cores.cores.bus.sim import simulate_firmware, stream_message
+from cipher_cores.cores.modes import Mode
+from cipher_cores.cores.modes.reference import process_message
+from cipher_cores.cores.present import PRESENT
+from cipher_cores.cores.present.reference import decrypt_block, encrypt_block
 
 
 def field(register_name, field_name, value):

@@ -16,15 +16,15 @@ import pytest
 from amaranth.hdl import Fragment
 from Crypto.Cipher import AES as PyAES
 
-from cores.aes import AES
-from cores.bus import CipherPeripheral
-from cores.bus.peripheral import GCM_MODE, SharedCore
-from cores.bus import regmap
-from cores.bus.regmap import register
-from cores.bus.sim import simulate_firmware
-from cores.modes import Mode
-from cores.present import PRESENT
-from cores.sim import stream_monitor
+from cipher_cores.cores.aes import AES
+from cipher_cores.cores.bus import CipherPeripheral
+from cipher_cores.cores.bus.peripheral import GCM_MODE, SharedCore
+from cipher_cores.cores.bus import regmap
+from cipher_cores.cores.bus.regmap import register
+from cipher_cores.cores.bus.sim import simulate_firmware
+from cipher_cores.cores.modes import Mode
+from cipher_cores.cores.present import PRESENT
+from cipher_cores.cores.sim import stream_monitor
 
 
 DOCS = Path(__file__).parent.parent / "docs"
@@ -389,7 +389,7 @@ def test_constructor_checks_and_default():
 def test_report_target_names_the_gcm_variant():
     """``wishbone-gcm:CORE`` builds the peripheral with GCM (``wishbone:CORE`` without); a core
     that is not AES gets a one-line error."""
-    from scripts.flow.targets import PeripheralConfig, parse_target
+    from cipher_cores.scripts.flow.targets import PeripheralConfig, parse_target
     config = parse_target("wishbone-gcm:aes-128")
     assert isinstance(config, PeripheralConfig) and config.gcm
     assert config.modes[-1] == "GCM" and config.slug == "wishbone_gcm_aes128"

@@ -9,8 +9,8 @@ the catalog for a test.
 
 from amaranth.hdl import Cat, Module, Signal
 
-from cores.catalog import CipherEntry
-from cores.cipher import BlockCipher, Handshake
+from cipher_cores.cores.catalog import CipherEntry
+from cipher_cores.cores.cipher import BlockCipher, Handshake
 
 
 __all__ = ["ToyCipher", "toy_encrypt", "toy_decrypt", "encrypt_block", "decrypt_block",
@@ -53,20 +53,20 @@ def decrypt_block(key: int, block: int, key_bits: int = 80) -> int:
 class ToyCipher(BlockCipher):
     """A stand-in core: ``rounds`` clock cycles per block, one round per cycle.
 
-    It uses the shared :class:`~cores.cipher.Handshake` without a key expansion and without
+    It uses the shared :class:`~cipher_cores.cores.cipher.Handshake` without a key expansion and without
     overlap: a block is accepted only once the previous result has left.
 
     Parameters
     ----------
     block_bits, key_bits : :class:`int`
-        Widths, as in :class:`~cores.interface.BlockCipherSignature`.
+        Widths, as in :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
     rounds : :class:`int`
         Rounds per block (one per clock).
 
     Members
     -------
     key, input, output
-        As in :class:`~cores.interface.BlockCipherSignature`.
+        As in :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
 
     Latency ``rounds + 1`` edges from input transfer to output transfer; initiation interval
     ``rounds + 2`` (one block at a time); key load 1 edge.

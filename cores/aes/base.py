@@ -9,9 +9,9 @@ __all__ = ["AESCipher"]
 
 
 class AESCipher(BlockCipher):
-    """Base class of the AES cores (:class:`~cores.aes.AES`, :class:`~cores.aes.TTableAES`,
-    :class:`~cores.aes.CompactAES`, :class:`~cores.aes.PipelinedAES`): a
-    :class:`~cores.cipher.BlockCipher` with 128-bit blocks, checking the two parameters every AES
+    """Base class of the AES cores (:class:`~cipher_cores.cores.aes.AES`, :class:`~cipher_cores.cores.aes.TTableAES`,
+    :class:`~cipher_cores.cores.aes.CompactAES`, :class:`~cipher_cores.cores.aes.PipelinedAES`): a
+    :class:`~cipher_cores.cores.cipher.BlockCipher` with 128-bit blocks, checking the two parameters every AES
     core takes (a subclass checks its own others before calling this constructor).
 
     Parameters

@@ -39,7 +39,7 @@ data (a forwarding path) instead of from the RAM.
 flip-flops, one word per four cycles, SubWord through the S-box tables, each round-key byte written
 to the encryption region and to the decryption region.
 
-On iCE40 the state RAMs are ``SB_RAM40_4K`` instances (:class:`~cores.block_ram.MixedWidthRam`):
+On iCE40 the state RAMs are ``SB_RAM40_4K`` instances (:class:`~cipher_cores.cores.block_ram.MixedWidthRam`):
 an inferred memory would come with Yosys' read-first logic, and no row is ever read on the edge
 it is written.
 
@@ -83,7 +83,7 @@ def _one_hot_or(terms) -> "Value":
 
 def half_mix_column(m, a, decrypt) -> list:
     """Rows 0 and 1 of MixColumns (``decrypt`` low) or InvMixColumns (``decrypt`` high) of the
-    four bytes ``a`` (row 0 first), as :func:`cores.aes.compact.mix_column` computes them:
+    four bytes ``a`` (row 0 first), as :func:`cipher_cores.cores.aes.compact.mix_column` computes them:
     MixColumns(a)_r = a_r ^ t ^ {02}·(a_r ^ a_r+1), t = a_0 ^ a_1 ^ a_2 ^ a_3, and
     InvMixColumns(a)_r = MixColumns(a)_r ^ {04}·(a_r ^ a_r+2) ^ {08}·t."""
     t = Signal(8, name="mix_sum")
@@ -103,7 +103,7 @@ class BlockRamAES(AESCipher):
     block RAM, two bytes per clock cycle.
 
     Each block on ``input`` is encrypted or decrypted, as its ``decrypt`` bit asks, under the last
-    key loaded on ``key``. The core holds one block at a time. See :mod:`cores.aes.bram` for the
+    key loaded on ``key``. The core holds one block at a time. See :mod:`cipher_cores.cores.aes.bram` for the
     architecture: four 4-kbit block RAMs (two S-box tables, two for the state and the round keys),
     a 16-bit datapath, round keys expanded once per key.
 

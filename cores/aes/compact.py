@@ -15,7 +15,7 @@ the same block RAMs. Everything else is kept small:
 * **Round function.** One column of MixColumns, and InvMixColumns as MixColumns plus the
   correction ``{04}·(a_r ^ a_{r+2}) ^ {08}·(a_0 ^ a_1 ^ a_2 ^ a_3)`` (:func:`mix_column`).
 * **Key schedule.** On the fly, one word per cycle, forwards for encryption and backwards for
-  decryption, in a ring of 32-bit registers (:class:`~cores.aes.compact_key.KeyRing`). Nothing
+  decryption, in a ring of 32-bit registers (:class:`~cipher_cores.cores.aes.compact_key.KeyRing`). Nothing
   is stored per round key.
 
 Byte and bit order: a block is ``int.from_bytes(fips197_bytes, "big")``, and so is a key; state
@@ -97,7 +97,7 @@ class CompactAES(AESCipher):
     key loaded on ``key``. The core holds one block at a time. Four block RAMs hold the S-box and
     its inverse and serve both the state and the key schedule; the round keys are computed on the
     fly, one 32-bit word per cycle, so a key costs no storage beyond a few registers (see
-    :mod:`cores.aes.compact` and :mod:`cores.aes.compact_key`).
+    :mod:`cipher_cores.cores.aes.compact` and :mod:`cipher_cores.cores.aes.compact_key`).
 
     Parameters
     ----------

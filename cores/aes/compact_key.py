@@ -1,4 +1,4 @@
-"""The word-serial AES key schedule of :class:`~cores.aes.compact.CompactAES`.
+"""The word-serial AES key schedule of :class:`~cipher_cores.cores.aes.compact.CompactAES`.
 
 The schedule (FIPS-197 5.2) is the recurrence ``w[i] = w[i-Nk] ^ t(w[i-1])``, run backwards as
 ``w[i-Nk] = w[i] ^ t(w[i-1])``. The core keeps ``L`` consecutive words in a *ring* of 32-bit

@@ -32,7 +32,7 @@ class AES(AESCipher):
         of 256x8 for the key schedule, each addressed by the next value of the register it reads,
         so no cycle is added), ``"logic"`` (look-up tables in LUTs) or ``"boolean"`` (each S-box
         computed in XOR/AND logic by inversion in a tower field, one inverter serving both
-        directions; see :class:`~cores.aes.boolean_sbox.BooleanSBox`).
+        directions; see :class:`~cipher_cores.cores.aes.boolean_sbox.BooleanSBox`).
     decrypt : :class:`bool`
         Whether the core decrypts (the default). Without it (``decrypt=False``: for CTR, GCM
         and the other modes that only encrypt) every block is encrypted whatever its

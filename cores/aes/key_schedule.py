@@ -118,7 +118,7 @@ class KeySchedule(wiring.Component):
 
     The register holds a window, the step number to apply next and the direction; ``next_window``
     is the result of that step, combinationally. As with the state register
-    (:class:`~cores.aes.substitution.SubstitutedRegister`), the four SubWord S-boxes can be block
+    (:class:`~cipher_cores.cores.aes.substitution.SubstitutedRegister`), the four SubWord S-boxes can be block
     RAM: their address is computed from the register's next value, so their output belongs to the
     register's current value with no extra cycle.
 
@@ -128,7 +128,7 @@ class KeySchedule(wiring.Component):
         128, 192 or 256.
     sbox : :class:`str`
         ``"bram"`` (4 synchronous 256x8 memories), ``"logic"`` or ``"boolean"`` (4 forward-only
-        :class:`~cores.aes.boolean_sbox.BooleanSBox`).
+        :class:`~cipher_cores.cores.aes.boolean_sbox.BooleanSBox`).
 
     Members
     -------

@@ -4,7 +4,7 @@ Each round looks its 16 state bytes up in tables of ``S(x)`` and ``{02}·S(x)`` 
 two columns of a T-table that are not derived by XOR), then XORs six terms per bit (MixColumns and
 AddRoundKey together), split around a register, into the next round's look-up addresses. The
 tables are block RAM read through two registers (the RAM's address register and, on ECP5, its own
-output register: :class:`~cores.block_ram.RegisteredRom`), so a round is three pipeline
+output register: :class:`~cipher_cores.cores.block_ram.RegisteredRom`), so a round is three pipeline
 stages, no path crosses a RAM's slow clock-to-output, and no datapath path has more than one LUT."""
 
 import itertools
@@ -36,7 +36,7 @@ class KeyStep:
     #: The key-word chain takes a new word on the edge that ends this cycle.
     shift: bool
     #: How the word being computed transforms the word before it: ``"rot_sub_rcon"``, ``"sub"``
-    #: or ``None`` (as :func:`~cores.aes.transforms.key_word_kind`).
+    #: or ``None`` (as :func:`~cipher_cores.cores.aes.transforms.key_word_kind`).
     kind: str | None
     #: The round constant added to the word's most significant byte (0 if none).
     rcon_byte: int
@@ -71,7 +71,7 @@ FLOORPLAN_ROWS = (82, 70, 46, 22)
 
 def ecp5_85f_floorplan(count: int) -> list:
     """``count`` block RAM sites of the ECP5 85F die (nextpnr ``BEL`` names, see
-    :func:`~cores.block_ram.ecp5_85f_site`) along one snake: row 82 left to right, row 70
+    :func:`~cipher_cores.cores.block_ram.ecp5_85f_site`) along one snake: row 82 left to right, row 70
     right to left, and so on, so that consecutive sites are neighbours. Each row gives its first
     12 groups of 4 sites (six rounds of 8 RAMs): a round split between two rows had the critical
     path."""
@@ -91,7 +91,7 @@ class PipelinedAES(AESCipher):
     on every clock edge.
 
     Pipeline: stage 0 registers the block with the first AddRoundKey. Round r (1..Nr) looks its
-    16 state bytes up in 8 tables of two ports (:class:`~cores.block_ram.RegisteredRom`, a
+    16 state bytes up in 8 tables of two ports (:class:`~cipher_cores.cores.block_ram.RegisteredRom`, a
     ``DP16KD`` each on ECP5), which hold ``S(x)`` and
     ``{02}·S(x)`` (:data:`LOOKUP_TABLE`); the look-up takes two register stages (the RAM's
     address and output registers). SubBytes, ShiftRows, MixColumns and AddRoundKey end in an

@@ -1,4 +1,4 @@
-"""Combinational AES round logic, wired from the definitions in :mod:`cores.aes.transforms`.
+"""Combinational AES round logic, wired from the definitions in :mod:`cipher_cores.cores.aes.transforms`.
 
 A 128-bit state value holds byte ``i`` of the FIPS-197 byte sequence in bits
 ``[8*(15-i), 8*(16-i))``: byte 0 is the most significant, as in ``int.from_bytes(b, "big")``.

@@ -5,7 +5,7 @@ port addressed by the register's next value, enabled with it, yields S(state) in
 the register itself, with no extra cycle of latency. In look-up-logic form the same S-box ROM is
 read combinationally from the register. Either way one 512-entry table per byte lane holds SubBytes
 at addresses 0..255 and InvSubBytes at 256..511, so each lane's S-box serves both directions. In
-Boolean form each lane is a :class:`~cores.aes.boolean_sbox.BooleanSBox`, also read combinationally
+Boolean form each lane is a :class:`~cipher_cores.cores.aes.boolean_sbox.BooleanSBox`, also read combinationally
 from the register: one tower-field inverter per lane serves both directions.
 """
 
@@ -41,7 +41,7 @@ class SubstitutedRegister(wiring.Component):
     ----------
     sbox : :class:`str`
         ``"logic"``, ``"bram"`` (16 synchronous 512x8 memories: 16 ``SB_RAM40_4K`` on iCE40, 16
-        ``DP16KD`` on ECP5) or ``"boolean"`` (16 :class:`~cores.aes.boolean_sbox.BooleanSBox`).
+        ``DP16KD`` on ECP5) or ``"boolean"`` (16 :class:`~cipher_cores.cores.aes.boolean_sbox.BooleanSBox`).
 
     Members
     -------

@@ -36,7 +36,7 @@ def table_word(coefficients, value: int) -> int:
     """The 32-bit column word ``[c0·v, c1·v, c2·v, c3·v]`` (row 0 in the most significant byte)
     that an input byte ``value`` in row 0 of a column adds to the column after multiplying it by
     the circulant matrix whose first row is ``coefficients`` (as in
-    :func:`~cores.aes.transforms.column_transform`): row ``r`` gets
+    :func:`~cipher_cores.cores.aes.transforms.column_transform`): row ``r`` gets
     ``coefficients[-r % 4] · value``."""
     word = 0
     for row in range(4):
@@ -148,7 +148,7 @@ class KeyExpansion(wiring.Component):
     It holds a window of Nk words, ``w[s] .. w[s+Nk-1]``; on each step it shows ``w[s]`` on
     ``word`` (with ``column_we`` and ``round`` saying where it belongs: column ``s mod 4`` of round
     key ``s div 4``) and computes ``w[s+Nk] = w[s] ^ t(w[s+Nk-1])``. SubWord reads four S-boxes in
-    block RAM (a :class:`~cores.block_ram.RegisteredRom`, two register stages, and a third
+    block RAM (a :class:`~cipher_cores.cores.block_ram.RegisteredRom`, two register stages, and a third
     after it) addressed from the window's last word register, so a step that needs SubWord waits
     for it; which edges
     step is a fixed table (:func:`expansion_schedule`), read one edge ahead into a register.
@@ -160,7 +160,7 @@ class KeyExpansion(wiring.Component):
         128, 192 or 256.
     sites : sequence of :class:`str`
         On ECP5, the sites of the S-boxes' two ``DP16KD`` (see
-        :class:`~cores.block_ram.RegisteredRom`), or ``None``.
+        :class:`~cipher_cores.cores.block_ram.RegisteredRom`), or ``None``.
 
     Members
     -------

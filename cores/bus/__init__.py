@@ -1,12 +1,12 @@
 """Bus peripherals: a Wishbone B4 target around a cipher core, its modes of operation and
-(optionally) AES-GCM, which share the core (:class:`~cores.bus.peripheral.SharedCore`).
+(optionally) AES-GCM, which share the core (:class:`~cipher_cores.cores.bus.peripheral.SharedCore`).
 
-:class:`~cores.bus.peripheral.CipherPeripheral` is the peripheral, :mod:`cores.bus.regmap` its
+:class:`~cipher_cores.cores.bus.peripheral.CipherPeripheral` is the peripheral, :mod:`cipher_cores.cores.bus.regmap` its
 register map (the single description from which ``docs/wishbone.md`` and
-``cores/soc/firmware/cipher_wishbone.h`` are generated), :class:`~cores.bus.wishbone.WishboneSignature` the bus,
-and :mod:`cores.bus.sim` drives it in simulation as firmware would (the tests and the report's
+``cores/soc/firmware/cipher_wishbone.h`` are generated), :class:`~cipher_cores.cores.bus.wishbone.WishboneSignature` the bus,
+and :mod:`cipher_cores.cores.bus.sim` drives it in simulation as firmware would (the tests and the report's
 cycle counts use it).
-The names are imported on first use, so that ``python -m cores.bus.regmap`` runs cleanly.
+The names are imported on first use, so that ``python -m cipher_cores.cores.bus.regmap`` runs cleanly.
 """
 
 import importlib

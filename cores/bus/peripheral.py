@@ -15,7 +15,7 @@ from .wishbone import WishboneSignature
 __all__ = ["CoreSelect", "CorePort", "SharedCore", "CipherPeripheral", "GCM_MODE"]
 
 
-#: The ``CTRL.MODE`` value of AES-GCM (after the values of :class:`~cores.modes.Mode`).
+#: The ``CTRL.MODE`` value of AES-GCM (after the values of :class:`~cipher_cores.cores.modes.Mode`).
 GCM_MODE = next(value for name, value, _ in regmap.register("CTRL").field("MODE").values
                 if name == "GCM")
 
@@ -36,7 +36,7 @@ class CoreSelect(wiring.Component):
     Members
     -------
     key, input, output :
-        As in :class:`~cores.interface.BlockCipherSignature` with the widest key.
+        As in :class:`~cipher_cores.cores.interface.BlockCipherSignature` with the widest key.
     select : :class:`Signal` (an attribute, not a port of the signature)
         The core in use; the parent drives it.
     """
@@ -106,7 +106,7 @@ class SharedCore(wiring.Component):
     Parameters
     ----------
     core : :class:`~amaranth.lib.wiring.Component`
-        The core (it becomes a submodule), with a :class:`~cores.interface.BlockCipherSignature`.
+        The core (it becomes a submodule), with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
     users : :class:`int`
         Number of ports (at least 2).
 
@@ -183,17 +183,17 @@ def _field(value, register_name: str, field_name: str):
 
 class CipherPeripheral(wiring.Component):
     """A Wishbone B4 classic target that encrypts and decrypts messages with a core and its modes
-    of operation, with data FIFOs and an interrupt. The register map is :data:`cores.bus.regmap.
+    of operation, with data FIFOs and an interrupt. The register map is :data:`cipher_cores.cores.bus.regmap.
     REGISTERS` (the tables in ``docs/wishbone.md``, the C header ``cores/soc/firmware/cipher_wishbone.h``).
 
     Parameters
     ----------
     cores : a core, or a sequence of 1 to 4 cores
-        Cores with a :class:`~cores.interface.BlockCipherSignature`, one block size (a multiple of
+        Cores with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`, one block size (a multiple of
         32 bits, at most 128), keys of at most 256 bits; ``CTRL.KEYSEL`` picks one (for example
         ``[AES(128), AES(256)]`` for two key sizes). Encrypt-only cores (``decrypt=False``) refuse
         ECB and CBC decryption (``ERROR.UNSUPPORTED``).
-    modes : sequence of :class:`~cores.modes.Mode`
+    modes : sequence of :class:`~cipher_cores.cores.modes.Mode`
         The modes to build (all by default).
     fifo_words : :class:`int`
         Depth of the input and of the output FIFO, in words (default: two blocks; at least one
@@ -225,8 +225,8 @@ class CipherPeripheral(wiring.Component):
 
     AES-GCM (``gcm=True``)
     ----------------------
-    One core, two users: the modes (:class:`~cores.modes.ModeOfOperation`) and
-    :class:`~cores.gcm.GCM` (with its default GHASH) each take a :class:`CorePort` of a
+    One core, two users: the modes (:class:`~cipher_cores.cores.modes.ModeOfOperation`) and
+    :class:`~cipher_cores.cores.gcm.GCM` (with its default GHASH) each take a :class:`CorePort` of a
     :class:`SharedCore` as their core; the peripheral points the share at the user of the
     message at ``START`` (only while idle, so no block or key is ever in flight across a
     switch). The core keeps the key the last user loaded, so a switch costs nothing while the
@@ -264,7 +264,7 @@ class CipherPeripheral(wiring.Component):
     load (or ``KEYSEL`` did): the core's key-load time (AES: Nr + 1 edges; PRESENT with
     decryption: 32 / N + 1). A block enters the mode when its last word has left the input
     FIFO; the mode adds one edge per block in CBC/CFB encryption and OFB, none otherwise (see
-    :class:`~cores.modes.ModeOfOperation`); a result takes one edge per word to reach the output
+    :class:`~cipher_cores.cores.modes.ModeOfOperation`); a result takes one edge per word to reach the output
     FIFO, while the next block is already in the core. Each FIFO's read register adds one edge
     to a lone block's latency. With data ready, the bus is the limit: 2 edges per word written
     or read.
@@ -347,7 +347,7 @@ class CipherPeripheral(wiring.Component):
 
     @property
     def gcm(self) -> GCM | None:
-        """The :class:`~cores.gcm.GCM` sharing the core with the modes, or ``None`` (not
+        """The :class:`~cipher_cores.cores.gcm.GCM` sharing the core with the modes, or ``None`` (not
         built)."""
         return self._gcm
 

@@ -1,14 +1,14 @@
-"""Driving a :class:`~cores.bus.CipherPeripheral` in simulation as firmware would: a Wishbone
+"""Driving a :class:`~cipher_cores.cores.bus.CipherPeripheral` in simulation as firmware would: a Wishbone
 master making one access at a time, with the calls a driver makes (write the key, start a message,
 stream blocks in and results out while polling ``STATUS``).
 
 :func:`simulate_firmware` runs an async firmware program against a peripheral;
 :func:`stream_message` is the program the report measures the peripheral with (see
-:func:`scripts.flow.measure.measure_cycles`), and the tests drive the peripheral through the same
+:func:`cipher_cores.scripts.flow.measure.measure_cycles`), and the tests drive the peripheral through the same
 :class:`WishboneFirmware`.
 
 Edges are clock edges of the ``sync`` domain, counted from 1 at the first edge of the simulation
-(as in :mod:`cores.sim`); :attr:`WishboneFirmware.edge` is the number of edges so far.
+(as in :mod:`cipher_cores.cores.sim`); :attr:`WishboneFirmware.edge` is the number of edges so far.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class WishboneFirmware:
     ----------
     ctx :
         The testbench context.
-    dut : :class:`~cores.bus.CipherPeripheral`
+    dut : :class:`~cipher_cores.cores.bus.CipherPeripheral`
     rst : :class:`Signal`
         The ``sync`` domain's reset (a program may pulse it).
     memories : :class:`dict`

@@ -96,10 +96,10 @@ class GCM(wiring.Component):
     """AES-GCM authenticated encryption and decryption (NIST SP 800-38D) on streams.
 
     The block cipher is any core of the library with a 128-bit
-    :class:`~cores.interface.BlockCipherSignature` (the round-based :class:`~cores.aes.AES` of
+    :class:`~cipher_cores.cores.interface.BlockCipherSignature` (the round-based :class:`~cipher_cores.cores.aes.AES` of
     any key size and S-box, or a pipelined one): GCM only asks it to encrypt, and keeps as many
     counter blocks in flight as the core's ``latency`` and ``initiation_interval`` call for.
-    GHASH is a :class:`~cores.gcm.ghash.GHASH` whose digit size and multiplier are parameters,
+    GHASH is a :class:`~cipher_cores.cores.gcm.ghash.GHASH` whose digit size and multiplier are parameters,
     so that it keeps pace with the core.
 
     Parameters
@@ -107,7 +107,7 @@ class GCM(wiring.Component):
     core : :class:`~amaranth.lib.wiring.Component`
         The block cipher (it becomes a submodule), with ``block_bits == 128``.
     digit_bits : :class:`int`
-        GHASH digit size (bits multiplied per cycle), see :class:`~cores.gcm.ghash.GHASH`. The
+        GHASH digit size (bits multiplied per cycle), see :class:`~cipher_cores.cores.gcm.ghash.GHASH`. The
         default 16 (10 cycles a block in block RAM, 8 in logic) keeps pace with the round-based
         AES (11 to 15).
     multiplier : :class:`str`
@@ -183,7 +183,7 @@ class GCM(wiring.Component):
     ------------------
     Keys are as the core takes them; blocks, IVs, tags and data are ``int.from_bytes(bytes,
     "big")`` (the first byte in the most significant bits). GHASH follows SP 800-38D's bit
-    order on these integers (see :mod:`cores.gcm.field`).
+    order on these integers (see :mod:`cipher_cores.cores.gcm.field`).
 
     Limits: the AAD and the text each up to ``2**32 - 1`` whole blocks (GCM itself limits the
     text to ``2**32 - 2`` blocks), the IV from 1 byte to ``2**36`` bytes.

@@ -14,7 +14,7 @@ integer's bit 0) comes back as ``x**7 + x**2 + x + 1``, the constant :data:`R` (
 Everything the hardware needs is derived here, once: :func:`multiply` is Algorithm 1 of
 SP 800-38D, the reference the tests hold the gateware to; :func:`reduce_wide` and
 :func:`times_x_power` reduce a wide product and multiply by ``x**k`` in word form, written once
-for Python integers and Amaranth values, from which the GHASH multipliers (:mod:`cores.gcm.ghash`)
+for Python integers and Amaranth values, from which the GHASH multipliers (:mod:`cipher_cores.cores.gcm.ghash`)
 are built.
 """
 

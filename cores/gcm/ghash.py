@@ -21,7 +21,7 @@ Ways to form ``D * H`` (``multiplier``):
 * ``"auto"``: ``"mixed"`` on iCE40 (with 16-bit digits or wider), ``"bram"`` elsewhere.
 
 The bit order is the library's: a block is ``int.from_bytes(block, "big")``, and (see
-:mod:`cores.gcm.field`) the coefficient of ``x**i`` is bit ``127 - i`` of that integer (SP 800-38D's
+:mod:`cipher_cores.cores.gcm.field`) the coefficient of ``x**i`` is bit ``127 - i`` of that integer (SP 800-38D's
 bit 0, the most significant bit of byte 0, is ``x**0``).
 """
 
@@ -494,7 +494,7 @@ class GHASH(wiring.Component):
         """``accumulator * x**d + D * H`` for the ``d``-bit digit ``D`` whose bit of degree ``i``
         is ``degrees[i]``: the product before reduction, in a frame ``d`` bits wider (the
         accumulator as it is, and ``H * x**i`` for each digit bit of degree ``i`` that is set),
-        then one reduction (:func:`~cores.gcm.field.reduce_wide`). Reducing once, rather than
+        then one reduction (:func:`~cipher_cores.cores.gcm.field.reduce_wide`). Reducing once, rather than
         each ``H * x**i``, is what keeps this to about two AND terms a LUT."""
         d = len(degrees)
         terms = [accumulator]
@@ -514,7 +514,7 @@ class GHASH(wiring.Component):
         Each table has one port, shared by reads and writes, and is built from 16-bit-wide
         memories: so synthesis maps it to block RAMs in single-port read-before-write mode
         (``DP16KD`` on ECP5) with nothing around them. On iCE40 they are ``SB_RAM40_4K``
-        instances (:func:`~cores.block_ram.sb_ram40_4k`): Yosys would emulate the read of a
+        instances (:func:`~cipher_cores.cores.block_ram.sb_ram40_4k`): Yosys would emulate the read of a
         word being written, which the fill never uses, with a flip-flop and a LUT a bit. A read port and a write port at
         different addresses would need logic to settle collisions (about 140 LUT4 and 128 FFs
         a table on ECP5).

@@ -1,11 +1,11 @@
-"""Simulating a :class:`~cores.gcm.core.GCM` on whole messages.
+"""Simulating a :class:`~cipher_cores.cores.gcm.core.GCM` on whole messages.
 
-:func:`simulate_gcm` runs a sequence of :class:`~cores.sim.LoadKey` and :class:`GCMMessage`
+:func:`simulate_gcm` runs a sequence of :class:`~cipher_cores.cores.sim.LoadKey` and :class:`GCMMessage`
 operations through the core's streams, with optional random gaps (the producer idles before a
 transfer) and stalls (the consumers hold ``ready`` low), and returns each message's text, tag and
 verdict with the edges of every transfer. The tests, the cycle measurements and the report use
 it, on Amaranth's simulator or (``backend="cxxrtl"``) on a compiled model
-(:mod:`cores.gcm.sim_cxxrtl`), which sees the same transfers at the same edges.
+(:mod:`cipher_cores.cores.gcm.sim_cxxrtl`), which sees the same transfers at the same edges.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ class MessageOutcome:
 
 @dataclass
 class GCMRun:
-    """The outcome of :func:`simulate_gcm`: a :class:`~cores.sim.StreamLog` per stream and a
+    """The outcome of :func:`simulate_gcm`: a :class:`~cipher_cores.cores.sim.StreamLog` per stream and a
     :class:`MessageOutcome` per message."""
     logs: dict
     messages: list = field(default_factory=list)
@@ -167,7 +167,7 @@ def _outcomes(operations, logs) -> list:
 def simulate_gcm(core, operations: Sequence, *, rng: _random.Random | None = None,
                  max_gap: int = 0, max_stall: int = 0, max_edges: int | None = None,
                  backend: str = "python", vcd: str | None = None) -> GCMRun:
-    """Simulate ``core`` (a :class:`~cores.gcm.core.GCM`) on :class:`~cores.sim.LoadKey` and
+    """Simulate ``core`` (a :class:`~cipher_cores.cores.gcm.core.GCM`) on :class:`~cipher_cores.cores.sim.LoadKey` and
     :class:`GCMMessage` operations, in order.
 
     One producer makes every transfer on ``key``, ``start`` and ``input`` in turn (a key after a

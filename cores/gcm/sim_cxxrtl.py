@@ -1,12 +1,12 @@
 """A compiled simulator for components with any set of streams, used for GCM.
 
-:func:`cores.gcm.sim.simulate_gcm` calls :func:`run_gcm_cxxrtl` when given ``backend="cxxrtl"``.
-The design is converted and compiled by :func:`cores.sim_cxxrtl.compile_model` (Yosys'
+:func:`cipher_cores.cores.gcm.sim.simulate_gcm` calls :func:`run_gcm_cxxrtl` when given ``backend="cxxrtl"``.
+The design is converted and compiled by :func:`cipher_cores.cores.sim_cxxrtl.compile_model` (Yosys'
 CXXRTL back end, ``g++ -O2``, the same cache directory and locking), with another driver:
 :data:`DRIVER_TEMPLATE`, a C++ program that knows nothing of GCM. Its streams are listed in a table
 generated from the Python side (:func:`driver_source`), each either *produced* (the driver
 drives ``valid`` and ``payload``) or *consumed* (it drives ``ready``), and it plays the same
-testbenches as :func:`cores.gcm.sim.simulate_gcm` does on Amaranth's simulator:
+testbenches as :func:`cipher_cores.cores.gcm.sim.simulate_gcm` does on Amaranth's simulator:
 
 * one producer makes the puts in order, each after its gap (idle edges, ``valid`` low), holding
   ``valid`` and ``payload`` until the edge at which it sampled ``ready`` high;
@@ -14,7 +14,7 @@ testbenches as :func:`cores.gcm.sim.simulate_gcm` does on Amaranth's simulator:
   count of transfers, or for each transfer holds ``ready`` low for its stall and then high until
   it samples ``valid`` (one more edge after the last);
 * a monitor samples every stream just before each edge (edges numbered from 1) and logs
-  transfers and stream-rule violations as :func:`cores.sim.stream_monitor` does.
+  transfers and stream-rule violations as :func:`cipher_cores.cores.sim.stream_monitor` does.
 
 So both back ends see the same transfers at the same edges. The input text::
 
@@ -331,7 +331,7 @@ def driver_source(streams: Sequence[StreamPort]) -> str:
 def compile_stream_model(core, streams: Sequence[StreamPort], *,
                          cache_dir: os.PathLike | None = None) -> CompiledModel:
     """The compiled model of ``core`` with the driver for ``streams``
-    (:func:`cores.sim_cxxrtl.compile_model`: the same cache and locking). Raises
+    (:func:`cipher_cores.cores.sim_cxxrtl.compile_model`: the same cache and locking). Raises
     :exc:`RuntimeError` naming the failed step, with its log."""
     return compile_model(core, cache_dir=cache_dir, driver_source=driver_source(streams))
 
@@ -352,7 +352,7 @@ def run_stream_model(model: CompiledModel, core, streams: Sequence[StreamPort], 
     """Run ``model`` (of ``core``, built for ``streams``) on ``puts`` (objects with ``stream``,
     ``gap`` and ``payload``: an integer or a dict of fields), with ``consumers`` mapping each
     consumed stream's name to ``(count, stalls or None)``. Returns a
-    :class:`~cores.sim.StreamLog` per stream. Raises :exc:`RuntimeError` on a timeout or if the
+    :class:`~cipher_cores.cores.sim.StreamLog` per stream. Raises :exc:`RuntimeError` on a timeout or if the
     model fails."""
     index = {stream.name: i for i, stream in enumerate(streams)}
     lines = ["STREAMSIM 1", f"{max_edges} {len(puts)}"]
@@ -386,14 +386,14 @@ def run_stream_model(model: CompiledModel, core, streams: Sequence[StreamPort], 
     return logs
 
 
-#: The streams of :class:`~cores.gcm.core.GCM`.
+#: The streams of :class:`~cipher_cores.cores.gcm.core.GCM`.
 GCM_STREAMS = (StreamPort("key", True), StreamPort("start", True), StreamPort("input", True),
                StreamPort("output", False), StreamPort("tag", False))
 
 
 def run_gcm_cxxrtl(core, puts: Sequence, outputs: int, tags: int, output_stalls, tag_stalls,
                    max_edges: int) -> dict:
-    """:func:`cores.gcm.sim.simulate_gcm` on the compiled back end (schedules already drawn)."""
+    """:func:`cipher_cores.cores.gcm.sim.simulate_gcm` on the compiled back end (schedules already drawn)."""
     model = compile_stream_model(core, GCM_STREAMS)
     return run_stream_model(model, core, GCM_STREAMS, puts,
                             {"output": (outputs, output_stalls), "tag": (tags, tag_stalls)},

@@ -1,6 +1,6 @@
 """Modes of operation for any core with the library's block-cipher interface.
 
-See :class:`~cores.modes.engine.ModeOfOperation`; :mod:`cores.modes.reference` is their Python
+See :class:`~cipher_cores.cores.modes.engine.ModeOfOperation`; :mod:`cipher_cores.cores.modes.reference` is their Python
 model.
 """
 

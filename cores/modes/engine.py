@@ -1,6 +1,6 @@
 """Modes of operation (NIST SP 800-38A) around any core with a block-cipher stream interface.
 
-:class:`ModeOfOperation` wraps one core (any :class:`~cores.interface.BlockCipherSignature`, any
+:class:`ModeOfOperation` wraps one core (any :class:`~cipher_cores.cores.interface.BlockCipherSignature`, any
 block size) and runs ECB, CBC, CFB (full-block feedback), OFB and CTR over messages: streams of
 blocks with first/last markers, the IV (or initial counter block) arriving with the first block.
 :class:`ECB`, :class:`CBC`, :class:`CFB`, :class:`OFB` and :class:`CTR` are the same component
@@ -75,7 +75,7 @@ class ModeOfOperation(wiring.Component):
     Parameters
     ----------
     core : :class:`~amaranth.lib.wiring.Component`
-        The block cipher, with a :class:`~cores.interface.BlockCipherSignature`; it becomes a
+        The block cipher, with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`; it becomes a
         submodule. CFB, OFB and CTR only ever send it blocks to encrypt (``decrypt`` = 0), so they
         work with encrypt-only cores such as ``PRESENT(decrypt=False)``; ECB and CBC decryption
         need a core that decrypts.

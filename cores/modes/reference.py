@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 __all__ = ["MODE_NAMES", "encrypt_message", "decrypt_message", "process_message"]
 
 
-#: The modes the model knows, by name, as :class:`cores.modes.Mode` names them.
+#: The modes the model knows, by name, as :class:`cipher_cores.cores.modes.Mode` names them.
 MODE_NAMES = ("ECB", "CBC", "CFB", "OFB", "CTR")
 
 

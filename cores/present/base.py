@@ -9,9 +9,9 @@ __all__ = ["PRESENTCipher"]
 
 
 class PRESENTCipher(BlockCipher):
-    """Base class of the PRESENT cores (:class:`~cores.present.PRESENT`,
-    :class:`~cores.present.SerialPRESENT`, :class:`~cores.present.PipelinedPRESENT`): a
-    :class:`~cores.cipher.BlockCipher` with 64-bit blocks, checking the two parameters every
+    """Base class of the PRESENT cores (:class:`~cipher_cores.cores.present.PRESENT`,
+    :class:`~cipher_cores.cores.present.SerialPRESENT`, :class:`~cipher_cores.cores.present.PipelinedPRESENT`): a
+    :class:`~cipher_cores.cores.cipher.BlockCipher` with 64-bit blocks, checking the two parameters every
     PRESENT core takes (a subclass with more checks its own before calling this constructor).
 
     Parameters

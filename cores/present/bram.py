@@ -57,7 +57,7 @@ class BlockRamPRESENT(PRESENTCipher):
     whose block RAMs are not (iCE40 UP5K: 5,280 LUT4 and 30 RAMs). Encrypts and decrypts, each
     block choosing its direction (or encrypt-only).
 
-    Each RAM is an iCE40 ``SB_RAM40_4K`` (:class:`~cores.block_ram.MixedWidthRam`: the cell on
+    Each RAM is an iCE40 ``SB_RAM40_4K`` (:class:`~cipher_cores.cores.block_ram.MixedWidthRam`: the cell on
     iCE40, a model of it elsewhere), whose write port takes 16 bits under a bit mask and whose
     read port reads 4 (or 2) of them:
 

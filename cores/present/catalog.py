@@ -1,4 +1,4 @@
-"""The PRESENT entries of the core catalog (see :mod:`cores.catalog`)."""
+"""The PRESENT entries of the core catalog (see :mod:`cipher_cores.cores.catalog`)."""
 
 from ..catalog import CipherEntry, CoreOption, PaperFigure
 from . import reference

@@ -18,7 +18,7 @@ def _family(platform) -> str:
 
 def _key_update_cells(m, platform, key, counter, backward):
     """Bit ``i`` of the key register's next value in a round, forwards or (``backward``)
-    backwards, as LUT4 cells (:mod:`cores.lut`): one LUT choosing between the two bits the
+    backwards, as LUT4 cells (:mod:`cipher_cores.cores.lut`): one LUT choosing between the two bits the
     register's rotation brings to ``i``, or, where the S-box or the round counter changes a bit,
     a LUT for each direction and a PFUMX between them. ``counter`` is the schedule counter
     register, complemented when ``backward``."""
@@ -293,7 +293,7 @@ class PRESENT(PRESENTCipher):
                 # On ECP5 each state bit, and each key bit the schedule only moves, is one
                 # slice: a LUT4 for the running value, one for the start, and the slice's PFUMX
                 # choosing between them, into the slice's flip-flop. The cells are placed by
-                # hand (cores.lut): the delay-driven LUT mapper merges such a split into wider
+                # hand (cipher_cores.cores.lut): the delay-driven LUT mapper merges such a split into wider
                 # functions, whatever `keep` says. The state's running value adds K's update
                 # (the round key) to the layers chosen by direction; so every path is two
                 # LUTs and two PFUMXes at most (PRESENT-80 on ECP5-85F: 206 -> 230 MHz, 625 ->
@@ -427,7 +427,7 @@ class PRESENT(PRESENTCipher):
                     m.d.sync += last_expansion.eq(expanding & next_is_last)
 
         def handshake():
-            """The states of :class:`~cores.cipher.Handshake` as one-hot flags: "Idle" (`idle`),
+            """The states of :class:`~cipher_cores.cores.cipher.Handshake` as one-hot flags: "Idle" (`idle`),
             "Expand key" (`reloading`, `expanding`, then `storing`), "Round" (`running`) and "Output"
             (`output_valid`), with its ready/valid and transitions."""
             if ice40_encrypt_only:

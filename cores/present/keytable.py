@@ -17,7 +17,7 @@ __all__ = ["READ_STAGES", "KeyTablePRESENT"]
 _ROUND_KEYS = ROUNDS + 1
 _INDEX_BITS = (_ROUND_KEYS - 1).bit_length()
 #: Edges from a round key's address to its word at the state's logic: the RAM's address register
-#: and its output register (:class:`~cores.block_ram.RegisteredRam`).
+#: and its output register (:class:`~cipher_cores.cores.block_ram.RegisteredRam`).
 READ_STAGES = 2
 # Copies of the `running` select, each driving a slice of the state bits.
 _COPIES = 4
@@ -31,7 +31,7 @@ class KeyTablePRESENT(PRESENTCipher):
     The key schedule runs once per key load, forwards, writing K1..K32 (the 64 leftmost bits of
     the key register after 0..31 updates) into a 32-word table; a block then reads its round keys
     from the table, K1, K2, ..., K32 to encrypt and K32, K31, ..., K1 to decrypt. Compared with
-    :class:`~cores.present.PRESENT`, which runs the schedule beside the rounds in both directions,
+    :class:`~cipher_cores.cores.present.PRESENT`, which runs the schedule beside the rounds in both directions,
     this saves the backward schedule and the multiplexers that restart the key register from the
     loaded or the final key for each block (about 40 % of the LUTs), for 2 (iCE40) or 4 (ECP5)
     block RAMs.
@@ -40,7 +40,7 @@ class KeyTablePRESENT(PRESENTCipher):
     payload (it holds while a result waits). Each state bit is four LUT4s: the S-box bit and the
     inverse S-box bit of the two layers, then the direction chosen and the round key added, then
     the block load (the block plus the first round key) or the round (on ECP5 the last two share
-    a slice, with its multiplexer between them; :mod:`cores.lut`).
+    a slice, with its multiplexer between them; :mod:`cipher_cores.cores.lut`).
 
     The table is read through two registers (:data:`READ_STAGES`), so a round key is addressed
     two edges before it is added: while no block runs, the table's output register holds the
@@ -156,7 +156,7 @@ class KeyTablePRESENT(PRESENTCipher):
 
         # The handshake. A block is offered (valid, no key waiting, its direction fetched) and
         # there is room for it (idle, or the result leaves). On iCE40 each is one LUT4
-        # (cores.lut), so that the table's read enables are two LUT levels from the streams
+        # (cipher_cores.cores.lut), so that the table's read enables are two LUT levels from the streams
         # (HX8K: 177 -> 195 MHz); on ECP5 the LUT mapper does better by itself (226 MHz, 203
         # with the cells).
         ice40 = str(getattr(platform, "family", "")).lower() == "ice40"
@@ -290,7 +290,7 @@ class KeyTablePRESENT(PRESENTCipher):
 
     @staticmethod
     def _cells(m, platform, state, block, key, decrypting, select, state_next):
-        """The state's next value as LUT cells (:mod:`cores.lut`): the delay-driven LUT mapper
+        """The state's next value as LUT cells (:mod:`cipher_cores.cores.lut`): the delay-driven LUT mapper
         would otherwise merge the S-boxes into the logic after them and duplicate them (iCE40
         HX8K: 579 LUT4 instead of about 400). ``decrypting`` is ``None`` without decryption."""
         def sbox_bits(nibbles, table, name):

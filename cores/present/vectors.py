@@ -25,7 +25,7 @@ def _parse_hex(column: str, line_number: int) -> tuple:
 
 
 def parse_vectors(text: str) -> list:
-    """Parse a vector table; returns a list of :class:`~cores.catalog.KnownAnswer`, in file
+    """Parse a vector table; returns a list of :class:`~cipher_cores.cores.catalog.KnownAnswer`, in file
     order.
 
     Raises :exc:`ValueError` naming the line of a malformed row.

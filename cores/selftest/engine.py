@@ -14,8 +14,8 @@
    answers in the encryption direction only, and its loop encrypts each block without
    decrypting it, checked by the checksum.
 
-The summary line is made by :class:`~cores.selftest.summary.SummaryPrinter`; the board top that
-shows the outcome on LEDs and a UART is :class:`platforms.selftest.SelfTestTop`.
+The summary line is made by :class:`~cipher_cores.cores.selftest.summary.SummaryPrinter`; the board top that
+shows the outcome on LEDs and a UART is :class:`cipher_cores.platforms.selftest.SelfTestTop`.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def lfsr_next(state: int, width: int) -> int:
 
 def selftest_parameters(config, *, loop_blocks: int = 1 << 20, check_blocks: int = 16,
                         seed: int = 1, fault: str | None = None) -> dict:
-    """Keyword arguments of :class:`SelfTest` for a :class:`~cores.catalog.CoreConfig`: its
+    """Keyword arguments of :class:`SelfTest` for a :class:`~cipher_cores.cores.catalog.CoreConfig`: its
     printed known answers (FIPS-197, the PRESENT paper) in both directions, and a loop key and checksum computed with its reference
     model. A ``"kat"`` fault is applied here, to the first expected value."""
     if fault not in FAULTS:
@@ -95,7 +95,7 @@ class SelfTest(wiring.Component):
     Parameters
     ----------
     core : :class:`~amaranth.lib.wiring.Component` with a
-        :class:`~cores.interface.BlockCipherSignature`
+        :class:`~cipher_cores.cores.interface.BlockCipherSignature`
         The core under test; it becomes the submodule ``core``.
     vectors : list of ``(key, block, decrypt, expected)``
         Known-answer checks, run in order.
@@ -168,7 +168,7 @@ class SelfTest(wiring.Component):
     @classmethod
     def for_config(cls, config, *, core=None, loop_blocks: int = 1 << 20, check_blocks: int = 16,
                    seed: int = 1, fault: str | None = None) -> "SelfTest":
-        """The self-test of a :class:`~cores.catalog.CoreConfig` (see
+        """The self-test of a :class:`~cipher_cores.cores.catalog.CoreConfig` (see
         :func:`selftest_parameters`), on ``core`` or a new core of ``config``."""
         parameters = selftest_parameters(config, loop_blocks=loop_blocks,
                                          check_blocks=check_blocks, seed=seed, fault=fault)

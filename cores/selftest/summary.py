@@ -24,7 +24,7 @@ def summary_text(title: str, *, kat_passed: int, kat_total: int, loop_count: int
 
 
 class SummaryPrinter(wiring.Component):
-    """Formats the outcome of a :class:`~cores.selftest.engine.SelfTest` as one line of text (see :func:`summary_text`)
+    """Formats the outcome of a :class:`~cipher_cores.cores.selftest.engine.SelfTest` as one line of text (see :func:`summary_text`)
     and sends it byte by byte on ``data``, each time ``start`` is high while idle.
 
     Members

@@ -2,7 +2,7 @@
 
 :class:`CipherSoC` puts a PicoRV32 CPU (:mod:`.cpu`), block RAM (:mod:`.ram`), a system
 controller with a UART and a cycle counter (:mod:`.sysctl`) and the Wishbone cipher peripheral
-(:class:`cores.bus.CipherPeripheral`) on one bus (:mod:`.bus`), at the addresses of
+(:class:`cipher_cores.cores.bus.CipherPeripheral`) on one bus (:mod:`.bus`), at the addresses of
 :mod:`.memory_map`. The firmware kit (linker script, start-up code, headers, driver) is in
 ``cores/soc/firmware``; :mod:`.elf` loads a program, :mod:`.simulate` runs one in a compiled
 simulator.

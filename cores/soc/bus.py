@@ -20,7 +20,7 @@ class WishboneDecoder(wiring.Component):
     ----------
     regions : mapping of name to ``(base, addr_width)``
         Each target's byte base address (a multiple of ``2 ** REGION_SHIFT``, see
-        :mod:`cores.soc.memory_map`) and the width of its word address. The region is chosen by
+        :mod:`cipher_cores.cores.soc.memory_map`) and the width of its word address. The region is chosen by
         byte-address bits ``31..REGION_SHIFT``; the target sees the low ``addr_width`` bits of
         the word address.
 

@@ -56,8 +56,8 @@ class PicoRV32(wiring.Component):
     the SoC has a memory-mapped one), interrupts (unless ``interrupts=False``) with PicoRV32's q-registers and without its timer,
     dual-ported register file (4 iCE40 block RAMs), two-stage shifter, misaligned accesses and
     illegal instructions trapping. The reset address is
-    :data:`~cores.soc.memory_map.RESET_ADDRESS`, the interrupt handler
-    :data:`~cores.soc.memory_map.IRQ_HANDLER_ADDRESS`. Interrupts are PicoRV32's own (custom
+    :data:`~cipher_cores.cores.soc.memory_map.RESET_ADDRESS`, the interrupt handler
+    :data:`~cipher_cores.cores.soc.memory_map.IRQ_HANDLER_ADDRESS`. Interrupts are PicoRV32's own (custom
     instructions ``maskirq``, ``retirq``, ``getq``, ``setq``; see the firmware kit's
     ``start.S``), not the RISC-V privileged architecture's.
 

@@ -1,9 +1,9 @@
 """Running firmware on the SoC in a compiled simulator (CXXRTL).
 
-The SoC (:class:`~cores.soc.CipherSoC` with the peripheral around a core) is converted once per
+The SoC (:class:`~cipher_cores.cores.soc.CipherSoC` with the peripheral around a core) is converted once per
 core, RAM size and instruction set, with PicoRV32's Verilog, by Yosys' CXXRTL back end, and
 compiled with :file:`sim_driver.cc` (cached like every compiled model, see
-:mod:`cores.sim_cxxrtl`: the first run of a configuration takes a minute or so, later runs
+:mod:`cipher_cores.cores.sim_cxxrtl`: the first run of a configuration takes a minute or so, later runs
 start at once). The RAM is empty in the model: the driver loads each program's image at run
 time, so one model runs any firmware.
 
@@ -65,7 +65,7 @@ class SimulationResult:
 
 def simulation_soc(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32imc",
                    interrupts: bool = True):
-    """The SoC a simulation runs: ``target`` (a :class:`~scripts.flow.targets.
+    """The SoC a simulation runs: ``target`` (a :class:`~cipher_cores.scripts.flow.targets.
     PeripheralConfig`) built as the peripheral, an empty RAM, a UART bit per cycle."""
     from .system import CipherSoC
     return CipherSoC(target.build(), ram_bytes=ram_bytes, clock_hz=SIM_CLOCK_HZ,
@@ -74,7 +74,7 @@ def simulation_soc(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv
 
 def compile_soc_model(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32imc",
                       interrupts: bool = True):
-    """The compiled model (a :class:`cores.sim_cxxrtl.CompiledModel`) of
+    """The compiled model (a :class:`cipher_cores.cores.sim_cxxrtl.CompiledModel`) of
     :func:`simulation_soc`, from the cache or built now."""
     from ..sim_cxxrtl import compile_model
     from .cpu import picorv32_source

@@ -16,7 +16,7 @@ __all__ = ["SystemController"]
 
 
 class SystemController(wiring.Component):
-    """The registers of :data:`cores.soc.memory_map.SYSCTL_REGISTERS` on a Wishbone target.
+    """The registers of :data:`cipher_cores.cores.soc.memory_map.SYSCTL_REGISTERS` on a Wishbone target.
 
     Parameters
     ----------

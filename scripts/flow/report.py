@@ -3,7 +3,7 @@ the figures of the two seed papers.
 
 :func:`run_report` measures (cycles by simulation, cells and Fmax by synthesis and
 place-and-route) on any :class:`concurrent.futures.Executor`, :func:`assemble` turns the
-:class:`~scripts.flow.build.DeviceMeasurement` and :class:`~scripts.flow.measure.CycleFigures`
+:class:`~cipher_cores.scripts.flow.build.DeviceMeasurement` and :class:`~cipher_cores.scripts.flow.measure.CycleFigures`
 results into rows with the derived figures, and :func:`markdown_report`, :func:`text_table` and
 :func:`plot_report` present them. The JSON written by ``cipher-cores report --json`` is the dict
 :func:`assemble` returns.
@@ -37,7 +37,7 @@ __all__ = ["papers_for", "default_configs", "derive_row", "assemble", "run_repor
 #: What ``cipher-cores report`` measures by default.
 def default_configs() -> list:
     """What ``cipher-cores report`` measures by default: each catalog entry's choice."""
-    from cores.catalog import catalog
+    from cipher_cores.cores.catalog import catalog
     return [text for entry in catalog().values() for text in entry.report_defaults]
 
 
@@ -48,8 +48,8 @@ def _round(value, digits=1):
 
 def derive_row(measurement, cycles) -> dict:
     """One report row (as the JSON records it) from a
-    :class:`~scripts.flow.build.DeviceMeasurement` and the configuration's
-    :class:`~scripts.flow.measure.CycleFigures` (or ``None``)."""
+    :class:`~cipher_cores.scripts.flow.build.DeviceMeasurement` and the configuration's
+    :class:`~cipher_cores.scripts.flow.measure.CycleFigures` (or ``None``)."""
     from .measure import slice_equivalent
 
     def cells(value):
@@ -112,10 +112,10 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
              tool_versions=None, seeds=(), elapsed_s: float | None = None, errors=(),
              source: str = "") -> dict:
     """The report, as ``cipher-cores report --json`` writes it: rows (see :func:`derive_row`) of
-    the :class:`~scripts.flow.build.DeviceMeasurement` list ``measurements``, the papers' figures
+    the :class:`~cipher_cores.scripts.flow.build.DeviceMeasurement` list ``measurements``, the papers' figures
     (dicts, see :func:`papers_for`), and how it was made.
 
-    ``cycles`` maps a configuration label to its :class:`~scripts.flow.measure.CycleFigures`."""
+    ``cycles`` maps a configuration label to its :class:`~cipher_cores.scripts.flow.measure.CycleFigures`."""
     rows = [derive_row(m, cycles.get(m.label)) for m in measurements]
     return {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -129,9 +129,9 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
                      "after synthesis); the measurement harness is excluded",
             "fmax": "nextpnr post-route Fmax of the whole harnessed design; median and best "
                     "over the seeds",
-            "cycles": "measured by simulating the core with cores.sim.simulate_cipher, "
+            "cycles": "measured by simulating the core with cipher_cores.cores.sim.simulate_cipher, "
                       "blocks offered back to back (encryption); for a core in the Wishbone "
-                      "peripheral, through the bus as firmware sees it (cores.bus.sim."
+                      "peripheral, through the bus as firmware sees it (cipher_cores.cores.bus.sim."
                       "stream_message: one access per word, STATUS polled, a CTR message "
                       "streamed)",
             "throughput": "block_bits * Fmax / cycles_per_block",
@@ -148,13 +148,13 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
 def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
                executor: Executor | None = None, root="build/report", progress=None,
                command: str = "") -> dict:
-    """Measure every configuration (:class:`~cores.catalog.CoreConfig`) on every device
-    (a class of :mod:`platforms.devices`) and :func:`assemble` the report.
+    """Measure every configuration (:class:`~cipher_cores.cores.catalog.CoreConfig`) on every device
+    (a class of :mod:`cipher_cores.platforms.devices`) and :func:`assemble` the report.
 
     The simulations (one per configuration) and the builds (one per configuration and device,
     each placed with every seed) run on ``executor``: any :class:`concurrent.futures.Executor`,
     such as a Dask cluster's; by default this process for ``jobs == 1`` and ``jobs`` local worker
-    processes otherwise (:func:`~scripts.flow.jobs.local_executor`). A build that fails is listed
+    processes otherwise (:func:`~cipher_cores.scripts.flow.jobs.local_executor`). A build that fails is listed
     under ``errors`` and left out of the rows."""
     from . import jobs as flow_jobs
     from .progress import Progress
@@ -358,7 +358,7 @@ def _comparison_lines(report: dict) -> list:
 
 #: How the cycles of a core in the Wishbone peripheral are measured (for the page).
 _BUS_CYCLES = ("Wishbone rows are measured through the bus, as firmware sees them "
-               "(`cores.bus.sim.stream_message`): one access at a time (2 edges per 32-bit "
+               "(`cipher_cores.cores.bus.sim.stream_message`): one access at a time (2 edges per 32-bit "
                "word), `STATUS` polled before each block; cycles/block is the steady interval "
                "between results of a long CTR message (decrypt: ECB), latency from a lone "
                "block's last word written to its result's last word read, and the key load is "
@@ -366,9 +366,9 @@ _BUS_CYCLES = ("Wishbone rows are measured through the bus, as firmware sees the
 
 
 #: How AES-GCM's cycles are measured (for the page).
-_GCM_CYCLES = ("GCM rows are measured on whole messages (`cores.gcm.sim.simulate_gcm`: a key, "
+_GCM_CYCLES = ("GCM rows are measured on whole messages (`cipher_cores.cores.gcm.sim.simulate_gcm`: a key, "
                "then a 12-byte IV, two AAD blocks and eight text blocks, encrypted and then "
-               "decrypted, checked against `cores.gcm.reference`): cycles/block is the steady "
+               "decrypted, checked against `cipher_cores.cores.gcm.reference`): cycles/block is the steady "
                "interval between text results, latency from the last text block in to the tag "
                "out, and the key load counts the key expansion, H = E_K(0) and the GHASH table "
                "fill.")
@@ -398,7 +398,7 @@ def _cycle_lines(report: dict) -> list:
              _verified_cell(c)] for label, c in cycles.items()]
     return ["## Cycles, measured in simulation", "",
             "Clock edges, blocks offered back to back with the output always ready "
-            "(`cores.sim.simulate_cipher`); results checked against the reference model."
+            "(`cipher_cores.cores.sim.simulate_cipher`); results checked against the reference model."
             + (" " + _BUS_CYCLES if any(c.get("through") == "wishbone" for c in cycles.values())
                else "")
             + (" " + _GCM_CYCLES if any(c.get("through") == "gcm" for c in cycles.values())
@@ -457,7 +457,7 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         "place-and-route and by nextpnr).",
         "* **Fmax**: nextpnr's post-route maximum frequency of the design, median and best over "
         "the placement seeds.",
-        "* **cycles/block, latency**: measured by simulating the core (`cores.sim`), with blocks "
+        "* **cycles/block, latency**: measured by simulating the core (`cipher_cores.cores.sim`), with blocks "
         "offered back to back; latency is from the input transfer to the output transfer.",
         "* **Mb/s** = block bits × Fmax / cycles per block (encryption).",
         "* **≈slices** = ⌈max(LUT4, FF) / 2⌉: the Spartan-3 / Virtex-II slices (2 LUT4 + 2 FF "

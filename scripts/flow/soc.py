@@ -20,7 +20,7 @@ __all__ = ["SoCPreset", "SOC_BOARDS", "SoCBuild", "ram_bytes_for", "component_pa
 @dataclass(frozen=True)
 class SoCPreset:
     """What ``cipher-cores soc build`` puts on a board unless told otherwise: the self-test
-    variant (see :func:`scripts.flow.firmware.build_selftest`), the CPU's instruction set and
+    variant (see :func:`cipher_cores.scripts.flow.firmware.build_selftest`), the CPU's instruction set and
     interrupt support, and the peripheral's FIFO depth (``None``: two blocks)."""
     variant: str
     isa: str
@@ -99,13 +99,13 @@ def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
               isa: str = "rv32i", interrupts: bool = True, root="build", seed: int = 1,
               progress: Progress | None = None, check_fit: bool = True) -> SoCBuild:
     """Build the bitstream of the SoC with ``target``'s peripheral running ``firmware`` (a
-    :class:`cores.soc.elf.Firmware`) on ``board``.
+    :class:`cipher_cores.cores.soc.elf.Firmware`) on ``board``.
 
     Raises :exc:`DoesNotFit` if the design needs more than the board's device has (with the
     resource and by how much; with ``check_fit=False`` the result says so in ``overflow``
     instead, with the cells synthesis counted), :exc:`BuildError` if a tool fails.
     """
-    from platforms.soc import SoCTop
+    from cipher_cores.platforms.soc import SoCTop
 
     progress = progress or Progress(enabled=False)
     platform = board()
@@ -175,8 +175,8 @@ def parse_selftest_output(text: str) -> dict:
 def measure_soc_cycles(target, *, isa: str, folder) -> dict:
     """Run the full self-test of ``target`` in the compiled simulator and return
     :func:`parse_selftest_output` of what it printed."""
-    from cores.soc.elf import load_elf
-    from cores.soc.simulate import DEFAULT_RAM_BYTES, compile_soc_model, run_firmware
+    from cipher_cores.cores.soc.elf import load_elf
+    from cipher_cores.cores.soc.simulate import DEFAULT_RAM_BYTES, compile_soc_model, run_firmware
     from .firmware import build_selftest
     elf = build_selftest(target, folder, isa=isa)
     model = compile_soc_model(target, isa=isa)
@@ -192,9 +192,9 @@ def soc_report(boards, *, root="build/soc", seed: int = 1,
     """Build the SoC on each of ``boards`` (names of :data:`SOC_BOARDS`) with its preset and
     the core of :data:`REPORT_CORES`, and measure its cycles per block in simulation; a board
     the SoC does not fit gets its overflow instead of figures."""
-    from cores.catalog import parse_config
-    from platforms.boards import get_board
-    from cores.soc.elf import parse_elf
+    from cipher_cores.cores.catalog import parse_config
+    from cipher_cores.platforms.boards import get_board
+    from cipher_cores.cores.soc.elf import parse_elf
     from .firmware import build_selftest
     from .targets import PeripheralConfig
     entries, cycles = [], {}

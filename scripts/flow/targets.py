@@ -1,12 +1,12 @@
 """What the report measures: a bare core configuration, or a core inside a bus peripheral.
 
 A *target* is written as text, so that a job can carry it to any process (see
-:mod:`scripts.flow.jobs`):
+:mod:`cipher_cores.scripts.flow.jobs`):
 
-* ``aes-128``, ``present-80:decrypt=no``: a bare core, as :func:`cores.catalog.parse_config`
-  reads it (a :class:`~cores.catalog.CoreConfig`);
+* ``aes-128``, ``present-80:decrypt=no``: a bare core, as :func:`cipher_cores.cores.catalog.parse_config`
+  reads it (a :class:`~cipher_cores.cores.catalog.CoreConfig`);
 * ``wishbone:aes-128``, ``wishbone:present-80:rounds_per_cycle=4``: the Wishbone peripheral
-  (:class:`cores.bus.CipherPeripheral`) with all five modes of operation around that core (a
+  (:class:`cipher_cores.cores.bus.CipherPeripheral`) with all five modes of operation around that core (a
   :class:`PeripheralConfig`); ``wishbone-gcm:aes-128`` the same with AES-GCM too.
 
 Both kinds have what the flow uses of a configuration: ``label``, ``slug``, ``text``,
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cores.catalog import CoreConfig, parse_config
+from cipher_cores.cores.catalog import CoreConfig, parse_config
 
 from . import external
 
@@ -43,7 +43,7 @@ def _wrapped_label(wrapper: str, core: str, detail: str) -> str:
 
 @dataclass(frozen=True)
 class PeripheralConfig:
-    """The Wishbone peripheral (:class:`cores.bus.CipherPeripheral`, every mode, default FIFOs)
+    """The Wishbone peripheral (:class:`cipher_cores.cores.bus.CipherPeripheral`, every mode, default FIFOs)
     around one core configuration; with ``bus="wishbone-gcm"`` AES-GCM too (``gcm=True``).
 
     Raises :exc:`ValueError` (one line) for a core the peripheral cannot take: a block size that
@@ -109,7 +109,7 @@ class PeripheralConfig:
 
     def build(self):
         """A new peripheral, with a new core inside."""
-        from cores.bus import CipherPeripheral
+        from cipher_cores.cores.bus import CipherPeripheral
         return CipherPeripheral(self.core.build(), gcm=self.gcm, fifo_words=self.fifo_words)
 
     def encrypt(self, key: int, block: int) -> int:
@@ -129,7 +129,7 @@ class PeripheralConfig:
         return {"wrapper": self.bus, "modes": list(self.modes), **self.core.to_dict()}
 
 
-# --- AES-GCM around a core (cores.gcm) ---------------------------------------------------------
+# --- AES-GCM around a core (cipher_cores.cores.gcm) ---------------------------------------------------------
 
 #: GCM configurations a target can name before its core (``gcm:aes-128``): the GHASH of each.
 GCM_PRESETS = {
@@ -144,13 +144,13 @@ GCM_PRESETS = {
 
 @dataclass(frozen=True)
 class GCMConfig(external.ExternalConfig):
-    """:class:`cores.gcm.GCM` around one core configuration, with the GHASH of a preset of
+    """:class:`cipher_cores.cores.gcm.GCM` around one core configuration, with the GHASH of a preset of
     :data:`GCM_PRESETS`.
 
     GCM is not a block cipher, so the flow cannot measure its cycles as it does a core's: like
-    an :class:`~scripts.flow.external.ExternalConfig` (which is why it derives from one) it
+    an :class:`~cipher_cores.scripts.flow.external.ExternalConfig` (which is why it derives from one) it
     gives them itself, from :meth:`cycles`, which simulates whole GCM messages
-    (:func:`cores.gcm.sim.simulate_gcm`) and checks them against the Python model.
+    (:func:`cipher_cores.cores.gcm.sim.simulate_gcm`) and checks them against the Python model.
     """
     description: None = None
     core: CoreConfig | None = None
@@ -199,26 +199,26 @@ class GCMConfig(external.ExternalConfig):
 
     def build(self):
         """A new GCM, with a new core inside."""
-        from cores.gcm import GCM
+        from cipher_cores.cores.gcm import GCM
         return GCM(self.core.build(), **self.options)
 
     def papers(self) -> list:
         return []
 
     def cycles(self, *, blocks: int = 8, seed: int = 1):
-        """:class:`~scripts.flow.measure.CycleFigures` by simulation: a key, then a message of
+        """:class:`~cipher_cores.scripts.flow.measure.CycleFigures` by simulation: a key, then a message of
         two AAD blocks and ``blocks`` text blocks encrypted, and its ciphertext decrypted, at
         full speed. ``cycles_per_block`` is the median interval between text results,
         ``latency`` the edges from the last text block in to the tag out (a text block's own
         result leaves on the edge it comes in, its keystream computed ahead), ``key_to_input``
         the edges from the key to the first IV block absorbed (the key expansion, ``H`` and, in
         block RAM, the table fill); ``verified`` whether both match the model of
-        :mod:`cores.gcm.reference`."""
+        :mod:`cipher_cores.cores.gcm.reference`."""
         import random
         import statistics
-        from cores.gcm import reference
-        from cores.gcm.sim import GCMMessage, simulate_gcm
-        from cores.sim import LoadKey
+        from cipher_cores.cores.gcm import reference
+        from cipher_cores.cores.gcm.sim import GCMMessage, simulate_gcm
+        from cipher_cores.cores.sim import LoadKey
         from .measure import CycleFigures
 
         rng = random.Random(seed)
@@ -255,7 +255,7 @@ def parse_target(text: str) -> CoreConfig | PeripheralConfig:
     core in a bus wrapper of :data:`WRAPPERS` (``wishbone:aes-128``).
 
     ``verilog:FILE.toml`` names another project's Verilog core by its description
-    (:class:`scripts.flow.external.ExternalConfig`); ``gcm:aes-128`` (or another preset of
+    (:class:`cipher_cores.scripts.flow.external.ExternalConfig`); ``gcm:aes-128`` (or another preset of
     :data:`GCM_PRESETS`) AES-GCM around a core (:class:`GCMConfig`).
 
     Raises :exc:`KeyError` for an unknown core and :exc:`ValueError` for anything else, each
