@@ -13,12 +13,12 @@ before place-and-route. A variant is a subclass that changes the part and its ca
 from __future__ import annotations
 
 from amaranth.build import Attrs, Clock, Pins, Resource, Subsignal
-from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Module
 from amaranth.lib import io
 from amaranth.vendor import LatticeECP5Platform, LatticeICE40Platform
 
 
-__all__ = ["BareDevice", "PowerOnReset", "ICE40UP5K", "ICE40HX8K", "ECP5_25F", "ECP5_85F", "DEVICES",
+__all__ = ["BareDevice", "ICE40UP5K", "ICE40HX8K", "ECP5_25F", "ECP5_85F", "DEVICES",
            "DEFAULT_DEVICES", "get_device"]
 
 
@@ -52,62 +52,26 @@ class BareDevice:
             ]
 
 
-class PowerOnReset(Elaboratable):
-    """A reset held for at least ``cycles`` edges of its ``power_on`` clock domain after
-    configuration, then low for good, from flip-flops whose initial value is 0 (all an iCE40
-    has): a timer counting 2^n >= ``cycles`` edges, whose top bit says it is done, and
-    ``reset``, a flip-flop of "still counting", so the reset leaves a flip-flop with no LUT after
-    it. ``reset`` is low until the first edge.
-
-    ``clk`` is the clock the timer counts (a reset-less domain of the module's own)."""
-    def __init__(self, cycles: int):
-        if not isinstance(cycles, int) or cycles < 1:
-            raise ValueError(f"cycles must be a positive integer, not {cycles!r}")
-        self.cycles = cycles
-        self.clk = Signal()
-        self.reset = Signal()
-
-    def elaborate(self, platform):
-        m = Module()
-        m.domains.power_on = ClockDomain(reset_less=True, local=True)
-        m.d.comb += ClockSignal("power_on").eq(self.clk)
-        count = Signal(max(self.cycles - 1, 1).bit_length() + 1)
-        with m.If(~count[-1]):
-            m.d.power_on += count.eq(count + 1)
-        m.d.power_on += self.reset.eq(~count[-1])
-        return m
-
-
 class _BareICE40(BareDevice, LatticeICE40Platform):
     family = "ice40"
     target_mhz = 100
     _io_attrs = Attrs(IO_STANDARD="SB_LVCMOS")
     _clk_attrs = Attrs(GLOBAL=True, IO_STANDARD="SB_LVCMOS")
-    #: How long the reset holds after configuration: iCE40 block RAM reads zeros for about
-    #: 3 us after it, so the reset lasts five times that.
-    reset_seconds = 15e-6
-
     def create_missing_domain(self, name):
-        """The ``sync`` domain on the clock pin, reset for :attr:`reset_seconds` after
-        configuration. The reset is a flip-flop of its own (a timer's "still counting", one edge
-        late), so the path into every resettable flip-flop is a flip-flop, the global buffer and
-        the SR pin. (Amaranth's iCE40 platform drives it through an inverter after its timer: a
-        LUT in front of the global buffer, 4.6 ns on HX8K, which capped the Fmax measured for
-        any core at 215 MHz.) Having no initial value but 0, that flip-flop releases the reset
-        on the first edge after configuration and raises it on the second."""
+        """The ``sync`` domain on the clock pin, with no reset: every flip-flop starts from its
+        reset value as its initial value at configuration, and nothing resets it after. This is
+        what Amaranth's ECP5 platform does too (there through GSR, its ``sync`` domain is
+        reset-less), so a core is measured alike on both families: its synchronous reset logic is
+        left out of its figures on each. (A bare device is for measuring, never for running:
+        iCE40 block RAM reads zeros for about 3 us after configuration, which a design that runs
+        covers with a reset, as the boards of :mod:`cipher_cores.platforms.boards` do.)"""
         if name != "sync" or self.default_clk is None:
             return super().create_missing_domain(name)
         m = Module()
         m.submodules.clk_buffer = clk_buffer = io.Buffer("i", self.request(self.default_clk,
                                                                             dir="-"))
-        m.submodules.power_on = power_on = PowerOnReset(
-            int(self.reset_seconds * self.default_clk_frequency))
-        m.domains.sync = ClockDomain()
-        m.d.comb += [
-            power_on.clk.eq(clk_buffer.i),
-            ClockSignal("sync").eq(clk_buffer.i),
-            ResetSignal("sync").eq(power_on.reset),
-        ]
+        m.domains.sync = ClockDomain(reset_less=True)
+        m.d.comb += ClockSignal("sync").eq(clk_buffer.i)
         return m
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import sys
 
 import pytest
@@ -18,7 +19,7 @@ from cipher_cores.scripts.flow.build import (BOARD_CORE_PATH, MEASURE_CORE_PATH,
                                 measure_device)
 import cipher_cores.cores.catalog
 from cipher_cores.cores.catalog import DEFAULT_CORE, configurations, parse_config
-from cipher_cores.platforms.devices import DEVICES, PowerOnReset, get_device
+from cipher_cores.platforms.devices import DEVICES, get_device
 from cipher_cores.platforms.harness import BareDeviceTop, MeasurementHarness, harness_widths
 from cipher_cores.platforms.selftest import SelfTestTop
 from .toy_cipher import ToyCipher
@@ -104,35 +105,6 @@ def test_devices_are_the_four_targets():
 
 
 # --- harness ----------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("cycles", [1, 5, 8, 1500])
-def test_power_on_reset_holds_at_least_its_cycles_then_releases_for_good(cycles):
-    """The bare iCE40 devices' reset: low before the first edge (flip-flops start at 0), then
-    high for at least `cycles` edges (and less than twice as many), then low for good."""
-    reset = PowerOnReset(cycles)
-    levels = []
-
-    async def testbench(ctx):
-        for _ in range(2 * cycles + 8):
-            levels.append(ctx.get(reset.reset))
-            ctx.set(reset.clk, 1)
-            await ctx.delay(1e-9)
-            ctx.set(reset.clk, 0)
-            await ctx.delay(1e-9)
-
-    simulator = Simulator(reset)
-    simulator.add_testbench(testbench)
-    simulator.run()
-    high = [index for index, level in enumerate(levels) if level]
-    assert levels[0] == 0 and high == list(range(1, 1 + len(high)))
-    assert cycles <= len(high) < 2 * cycles + 1
-    assert levels[-1] == 0
-
-
-def test_power_on_reset_rejects_a_bad_count():
-    with pytest.raises(ValueError, match="cycles"):
-        PowerOnReset(0)
-
 
 def test_harness_widths():
     # key payload + valid, input block + decrypt + valid, output ready; output payload + valid,
@@ -443,3 +415,18 @@ def test_progress_redraws_in_place_on_a_terminal():
 def test_format_duration():
     from cipher_cores.scripts.flow.progress import format_duration
     assert [format_duration(s) for s in (5, 75, 3700)] == ["5s", "1m15s", "1h01m"]
+
+
+@pytest.mark.parametrize("name", list(DEVICES))
+def test_bare_devices_measure_a_core_without_its_reset(name):
+    """Both families alike: the measured core's flip-flops start from their reset values at
+    configuration and no reset reaches them, so the core's module in the design handed to Yosys
+    has a clock input and no reset input."""
+    from cipher_cores.scripts.flow.digest import measurement_top
+    from cipher_cores.cores.catalog import parse_config
+    rtlil = get_device(name)().prepare(measurement_top(parse_config("present-80")),
+                                       name="top").files["top.il"]
+    core = rtlil[rtlil.index(f"module \\{MEASURE_CORE_PATH}\n"):]
+    core = core[:core.index("\nend\n")]
+    inputs = re.findall(r"^\s*wire width \d+ input \d+\s+\\(\S+)$", core, flags=re.MULTILINE)
+    assert "clk" in inputs and "rst" not in inputs

@@ -32,6 +32,7 @@ from typing import Iterable
 from .measure import (STAT_FILE, STAT_SCRIPT, CellCounts, NextpnrResult, Overflow,
                       classify_cells, core_and_harness, hierarchy_cells, keep_hierarchy_script,
                       overflow, parse_nextpnr_log, parse_nextpnr_overflow, parse_nextpnr_report)
+from .digest import rtlil_digest
 from .progress import Progress
 from .toolchain import tool_env_var
 
@@ -203,6 +204,8 @@ class FlowResult:
     overflow_source: str = ""
     placements: list = field(default_factory=list)
     files: list = field(default_factory=list)
+    #: :func:`~cipher_cores.scripts.flow.digest.rtlil_digest` of the design handed to Yosys.
+    digest: str = ""
 
     @property
     def fits(self) -> bool:
@@ -253,6 +256,7 @@ def run_flow(top, platform, directory, *, key: str, core_path: str, capacity: di
             script_after_synth=STAT_SCRIPT,
             nextpnr_opts="--timing-allow-fail")
     files = extract_plan(plan, directory)
+    result.digest = rtlil_digest(plan.files["top.il"])
 
     progress.update(key, "synthesis (yosys)")
     code = run_step(files.command("yosys"), directory, "yosys.log", environ)
@@ -340,6 +344,10 @@ class DeviceMeasurement:
     seeds: list
     build_dir: str
     constraint_mhz: float
+    #: The configuration as text (:func:`~cipher_cores.scripts.flow.targets.parse_target` reads it).
+    target: str = ""
+    #: The digest of the design measured (:mod:`cipher_cores.scripts.flow.digest`).
+    digest: str = ""
     fit: bool | None = None
     fit_reason: str = ""
     core_cells: CellCounts | None = None
@@ -359,7 +367,7 @@ class DeviceMeasurement:
             "core_cells": cells(self.core_cells), "harness_cells": cells(self.harness_cells),
             "design_utilization": self.design_utilization, "fmax_mhz": list(self.fmax_mhz),
             "constraint_mhz": self.constraint_mhz, "design_cells": cells(self.design_cells),
-            "elapsed_s": self.elapsed_s,
+            "elapsed_s": self.elapsed_s, "target": self.target, "digest": self.digest,
         }
 
 
@@ -372,7 +380,7 @@ def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/r
     The core's cells are counted by hierarchy (:func:`~cipher_cores.scripts.flow.measure.core_and_harness`).
     A design that cannot fit is reported with ``fit`` false and no Fmax.
     """
-    from cipher_cores.platforms.harness import BareDeviceTop, MeasurementHarness
+    from .digest import measurement_top
 
     progress = progress or Progress(enabled=False)
     seeds = list(seeds)
@@ -382,12 +390,13 @@ def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/r
     result = DeviceMeasurement(
         label=config.label, config=config.to_dict(), device=device.name, family=device.family,
         block_bits=config.block_bits, seeds=seeds, build_dir=str(directory),
-        constraint_mhz=device.target_mhz)
+        constraint_mhz=device.target_mhz, target=config.text)
     with _ELABORATE:
-        top = BareDeviceTop(MeasurementHarness(config.build()))
+        top = measurement_top(config)
     flow = run_flow(top, device(), directory, key=key, core_path=MEASURE_CORE_PATH,
                     capacity=device.capacity, seeds=seeds, per_seed_files=True, pack=False,
                     progress=progress, environ=environ)
+    result.digest = flow.digest
     result.core_cells = flow.core_cells
     result.harness_cells = flow.harness_cells
     result.design_cells = flow.design_cells

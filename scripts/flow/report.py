@@ -56,7 +56,8 @@ def derive_row(measurement, cycles) -> dict:
         return None if value is None else value.to_dict()
 
     m = measurement
-    row = {"label": m.label, "config": m.config, "device": m.device, "family": m.family,
+    row = {"label": m.label, "target": m.target, "digest": m.digest, "config": m.config,
+           "device": m.device, "family": m.family,
            "block_bits": m.block_bits, "fit": m.fit, "fit_reason": m.fit_reason,
            "seeds": list(m.seeds), "core_cells": cells(m.core_cells),
            "harness_cells": cells(m.harness_cells), "design_cells": cells(m.design_cells),
@@ -117,6 +118,10 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
 
     ``cycles`` maps a configuration label to its :class:`~cipher_cores.scripts.flow.measure.CycleFigures`."""
     rows = [derive_row(m, cycles.get(m.label)) for m in measurements]
+    for row in rows:
+        # Each row says what measured it, so that it can be checked on its own.
+        row["measured_at"] = source
+        row["tool_versions"] = dict(tool_versions or {})
     return {
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command,
@@ -252,6 +257,9 @@ def merge_reports(reports: list, *, command: str = "") -> dict:
         for row in report["rows"]:
             row = dict(row)
             row["sweep"] = first + row.get("sweep", 0)
+            sweep = sweeps[row["sweep"]]
+            row.setdefault("measured_at", sweep.get("source") or "")
+            row.setdefault("tool_versions", dict(sweep.get("tool_versions") or {}))
             rows[(row["label"], row["device"])] = row
         for label, figures in report.get("cycles", {}).items():
             cycles[label] = dict(figures, sweep=first + figures.get("sweep", 0))
