@@ -15,6 +15,8 @@ from typing import Iterable, Sequence
 from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
+from .cipher import check_block_cipher
+
 
 __all__ = [
     "LoadKey", "Process", "Transfer", "StreamLog", "CipherRun",
@@ -206,8 +208,10 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
 
     Raises :exc:`RuntimeError` if the run does not finish within ``max_edges`` edges (by default a
     generous bound from the number of operations and the core's ``latency`` and
-    ``key_load_cycles``, when it has them).
+    ``key_load_cycles``), and :exc:`TypeError` if ``core`` is not a
+    :class:`~cipher_cores.cores.cipher.BlockCipher`.
     """
+    check_block_cipher(core, "core")
     if backend not in BACKENDS:
         raise ValueError(f"Simulation backend must be one of "
                          f"{', '.join(repr(name) for name in BACKENDS)}, not {backend!r}")
@@ -224,7 +228,7 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
     if max_edges is None:
         # Cores that state their cycle figures (serial ones take thousands of edges a block)
         # get room for them too.
-        per_operation = max(64, getattr(core, "latency", 0) + getattr(core, "key_load_cycles", 0))
+        per_operation = max(64, core.latency + core.key_load_cycles)
         max_edges = per_operation * (len(operations) + 4) * (1 + max_gap + max_stall)
     gaps, stalls = draw_schedules(operations, rng, max_gap, max_stall)
     if backend == "cxxrtl":
