@@ -11,7 +11,7 @@ from amaranth.hdl import Module, Signal
 from cipher_cores.cores.catalog import CipherEntry
 from cipher_cores.cores.cipher import BlockCipher
 
-from .helpers import pass_through
+from .support.helpers import pass_through
 from .toy_cipher import ToyCipher, toy_decrypt, toy_encrypt
 
 

@@ -18,7 +18,7 @@ from cipher_cores.cores.gcm.sim import simulate_gcm
 from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.modes import Mode
 
-from .nist_modes import MODE_FILE_KINDS, mode_vectors, sp800_38a_ctr_vectors
+from .support.nist_modes import MODE_FILE_KINDS, mode_vectors, sp800_38a_ctr_vectors
 from .test_aes_compact import KEY_SIZES
 from .test_gcm import check_against_pycryptodome
 from .test_gcm import random_operations as gcm_random_operations

@@ -21,8 +21,8 @@ from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
 from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
 
-from .helpers import LoadKey, Process, direction_changes, expected_results, simulate_cipher
-from .nist import AESAVS_KINDS, aesavs_ecb_operations
+from .support.helpers import LoadKey, Process, direction_changes, expected_results, simulate_cipher
+from .support.nist import AESAVS_KINDS, aesavs_ecb_operations
 
 
 KEY_SIZES = (128, 192, 256)
@@ -32,7 +32,7 @@ narrow_cores = pytest.mark.parametrize("core_class", [CompactAES, BlockRamAES],
 
 
 def oracle_results(operations, key_bits):
-    """pycryptodome's answers (the round-based core's reference in :mod:`tests.helpers`)."""
+    """pycryptodome's answers (the round-based core's reference in :mod:`tests.support.helpers`)."""
     return expected_results(get_core("aes").config(key_bits), operations)
 
 

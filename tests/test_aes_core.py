@@ -15,8 +15,8 @@ from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
 from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
 
-from .helpers import LoadKey, Process, expected_results, random_operations, simulate_cipher
-from .nist import AESAVS_KINDS, aesavs_ecb_operations, aesavs_ecb_vectors
+from .support.helpers import LoadKey, Process, expected_results, random_operations, simulate_cipher
+from .support.nist import AESAVS_KINDS, aesavs_ecb_operations, aesavs_ecb_vectors
 
 
 KEY_SIZES = (128, 192, 256)

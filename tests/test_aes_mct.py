@@ -30,7 +30,7 @@ from cipher_cores.cores.aes import AES
 from cipher_cores.cores.sim import LoadKey, Process
 from cipher_cores.cores.sim_cxxrtl import ProcessPrevious, compile_model, run_model
 
-from .nist import aesavs_mct_records
+from .support.nist import aesavs_mct_records
 
 
 KEY_SIZES = (128, 192, 256)

@@ -20,10 +20,10 @@ from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
 from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
 
-from .helpers import (LoadKey, Process, aes_oracle, check_idle_without_key, check_key_load_cycles,
-                      key_groups, pulse_reset, run_testbench, simulate_cipher, stream_get,
-                      stream_put)
-from .nist import aesavs_ecb_vectors
+from .support.helpers import (LoadKey, Process, aes_oracle, check_idle_without_key,
+                              check_key_load_cycles, key_groups, pulse_reset, run_testbench,
+                              simulate_cipher, stream_get, stream_put)
+from .support.nist import aesavs_ecb_vectors
 # The model of the DP16KD primitive, its fixture and the platforms the core asks about live
 # with the tests of cores/block_ram.py.
 from .cell_models import dp16kd_model   # noqa: F401 (a fixture)

@@ -21,7 +21,7 @@ import pytest
 from cipher_cores.cores.catalog import catalog
 from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
 
-from .helpers import aes_entries, aes_oracle
+from .support.helpers import aes_entries, aes_oracle
 
 
 #: The AES architectures of the catalog today: the test fails if one is no longer found as AES

@@ -6,7 +6,7 @@ import pytest
 from cipher_cores.cores.aes.reference import decrypt_block, encrypt_block, expand_key_words, round_keys
 from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
 
-from .helpers import aes_oracle
+from .support.helpers import aes_oracle
 
 
 @pytest.mark.parametrize("vector", FIPS197_APPENDIX_C, ids=lambda v: f"aes{v.key_bits}")

@@ -30,8 +30,8 @@ from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.sim import simulator_with_reset
 
 from .cell_models import block_ram_models, dp16kd_model   # noqa: F401 (fixtures)
-from .helpers import LoadKey, Process, expected_results, simulate_cipher
-from .nist import aesavs_ecb_vectors
+from .support.helpers import LoadKey, Process, expected_results, simulate_cipher
+from .support.nist import aesavs_ecb_vectors
 
 
 KEY_SIZES = (128, 192, 256)
@@ -40,7 +40,7 @@ AESAVS_KINDS = ("GFSbox", "KeySbox", "VarKey", "VarTxt", "MMT")
 
 
 def expected(key_bits, operations):
-    """pycryptodome's answers (the reference :mod:`tests.helpers` gives the ``aes`` entry)."""
+    """pycryptodome's answers (the reference of :mod:`tests.support.helpers` for AES)."""
     return expected_results(get_core("aes").config(key_bits), operations)
 
 

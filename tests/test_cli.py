@@ -10,7 +10,7 @@ import pytest
 
 from cipher_cores.scripts.cli import main
 
-from .helpers import assert_one_line_error, run_cli
+from .support.helpers import assert_one_line_error, run_cli
 
 
 # These tests use the toy cipher of tests/toy_cipher.py as core "toy".

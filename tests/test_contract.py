@@ -15,9 +15,9 @@ import pytest
 from cipher_cores.cores.catalog import configurations
 
 from .broken_cores import BROKEN
-from .helpers import (LoadKey, Process, expected_results, key_groups, pulse_reset,
-                      random_operations, reference, run_testbench, run_with_contract, stream_get,
-                      stream_put, ticks, wait_for)
+from .support.helpers import (LoadKey, Process, expected_results, key_groups, pulse_reset,
+                              random_operations, reference, run_testbench, run_with_contract,
+                              stream_get, stream_put, ticks, wait_for)
 from .toy_cipher import TOY_ENTRY
 
 

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""Bounded proofs of the stream contract with SymbiYosys (the harness is ``tests/formal.py``).
+"""Bounded proofs of the stream contract with SymbiYosys (harness: ``tests/support/formal.py``).
 
 Each proof runs from power-up with every input free (reset included) for ``two_blocks_depth``
 steps: the key load, one block and one more block, so that the second result leaves on the last
@@ -27,10 +27,10 @@ from cipher_cores.cores.catalog import parse_config
 from cipher_cores.cores.cipher import BlockCipher
 
 from .broken_cores import BrokenCore
-from .formal import (EXACT_LATENCY, IN_FLIGHT_BOUND, KEY_GOES_FIRST, KEY_READY_IDLE,
-                     NO_BLOCK_BEFORE_KEY, NO_SPURIOUS_OUTPUT, OUTPUT_HOLDS, PAYLOAD_HOLDS,
-                     PROPERTIES, REACHES_RESULTS, ContractHarness, prove_contract)
-from .helpers import pass_through
+from .support.formal import (EXACT_LATENCY, IN_FLIGHT_BOUND, KEY_GOES_FIRST, KEY_READY_IDLE,
+                             NO_BLOCK_BEFORE_KEY, NO_SPURIOUS_OUTPUT, OUTPUT_HOLDS, PAYLOAD_HOLDS,
+                             PROPERTIES, REACHES_RESULTS, ContractHarness, prove_contract)
+from .support.helpers import pass_through
 from .toy_cipher import ToyCipher
 
 

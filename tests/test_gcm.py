@@ -26,8 +26,8 @@ from cipher_cores.cores.present import PRESENT
 from cipher_cores.cores.sim import LoadKey
 
 from .cell_models import block_ram_models  # noqa: F401 (a fixture)
-from .gcm_vectors import KINDS, gcm_vectors, representative
-from .helpers import stream_put, ticks
+from .support.gcm_vectors import KINDS, gcm_vectors, representative
+from .support.helpers import stream_put, ticks
 
 
 KEY_SIZES = (128, 192, 256)

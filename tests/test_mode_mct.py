@@ -25,7 +25,7 @@ from cipher_cores.cores.modes import Mode, ModeOfOperation
 from cipher_cores.cores.sim import LoadKey
 from cipher_cores.cores.sim_cxxrtl import PutInput, compile_model, run_model
 
-from .nist import aesavs_mct_records
+from .support.nist import aesavs_mct_records
 from .test_aes_mct import INNER, OUTER, next_key
 
 

@@ -15,8 +15,8 @@ from cipher_cores.cores.modes.reference import MODE_NAMES, process_message
 from cipher_cores.cores.present import PRESENT
 from cipher_cores.cores.present.reference import decrypt_block, encrypt_block
 
-from .mode_sim import Key, Message, simulate_mode
-from .nist_modes import MODE_FILE_KINDS, ctr_vectors, mode_vectors, sp800_38a_ctr_vectors
+from .support.mode_sim import Key, Message, simulate_mode
+from .support.nist_modes import MODE_FILE_KINDS, ctr_vectors, mode_vectors, sp800_38a_ctr_vectors
 
 
 MODE_CLASSES = {Mode.ECB: ECB, Mode.CBC: CBC, Mode.CFB: CFB, Mode.OFB: OFB, Mode.CTR: CTR}

@@ -14,9 +14,9 @@ from cipher_cores.cores.present import BlockRamPRESENT
 from cipher_cores.cores.present.bram import NIBBLE_MODES, nibble_function
 from cipher_cores.cores.present.tables import INV_SBOX, KEY_SIZES, SBOX
 
-from .helpers import random_run as shared_random_run
-from .helpers import (expected_results, present_configurations, simulate_cipher,
-                      vector_operations)
+from .support.helpers import random_run as shared_random_run
+from .support.helpers import (expected_results, present_configurations, simulate_cipher,
+                              vector_operations)
 
 
 configurations = present_configurations

@@ -14,9 +14,9 @@ from cipher_cores.cores.present.reference import encrypt_block
 from cipher_cores.cores.present.tables import KEY_SIZES
 
 from .cell_models import lut_cells   # noqa: F401 (a fixture)
-from .helpers import random_run as shared_random_run
-from .helpers import (Process, check_output_holds, expected_results, key_groups,
-                      random_operations, run_testbench, simulate_cipher, vector_operations)
+from .support.helpers import random_run as shared_random_run
+from .support.helpers import (Process, check_output_holds, expected_results, key_groups,
+                              random_operations, run_testbench, simulate_cipher, vector_operations)
 from .test_contract import (check_figures, check_key_waits_for_idle,
                             check_no_block_before_first_key, check_reset, check_stream_rules,
                             check_waiting_key_goes_first)

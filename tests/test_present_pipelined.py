@@ -13,11 +13,11 @@ from cipher_cores.cores.present.pipelined import KEY_SPACING, PipelinedPRESENT
 from cipher_cores.cores.present.reference import decrypt_block, encrypt_block
 from cipher_cores.cores.present.tables import KEY_SIZES
 
-from .helpers import random_run as shared_random_run
-from .helpers import (LoadKey, Process, check_idle_without_key, check_key_load_cycles,
-                      check_one_block, expected_results, key_groups, present_configurations,
-                      pulse_reset, random_operations, run_testbench, simulate_cipher, stream_get,
-                      stream_put)
+from .support.helpers import random_run as shared_random_run
+from .support.helpers import (LoadKey, Process, check_idle_without_key, check_key_load_cycles,
+                              check_one_block, expected_results, key_groups, present_configurations,
+                              pulse_reset, random_operations, run_testbench, simulate_cipher,
+                              stream_get, stream_put)
 
 
 configurations = present_configurations

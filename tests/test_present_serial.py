@@ -16,11 +16,11 @@ from cipher_cores.cores.present import serial
 from cipher_cores.cores.present.serial import SerialPRESENT
 from cipher_cores.cores.present.tables import KEY_SIZES
 
-from .helpers import random_run as shared_random_run
-from .helpers import (Process, check_idle_without_key, check_key_load_cycles, check_one_block,
-                      check_output_holds, expected_results, key_groups, present_configurations,
-                      pulse_reset, random_operations, run_testbench, simulate_cipher, stream_get,
-                      stream_put, vector_operations)
+from .support.helpers import random_run as shared_random_run
+from .support.helpers import (Process, check_idle_without_key, check_key_load_cycles,
+                              check_one_block, check_output_holds, expected_results, key_groups,
+                              present_configurations, pulse_reset, random_operations, run_testbench,
+                              simulate_cipher, stream_get, stream_put, vector_operations)
 
 
 configurations = present_configurations

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
 
-from .helpers import run_testbench, stream_get, stream_put
+from .support.helpers import run_testbench, stream_get, stream_put
 
 
 def readme_examples():

@@ -19,7 +19,7 @@ from cipher_cores.scripts.flow.firmware import KIT, build_selftest, compile_firm
 from cipher_cores.scripts.flow.soc import parse_selftest_output
 from cipher_cores.scripts.flow.targets import parse_target
 
-from .helpers import assert_one_line_error, run_cli
+from .support.helpers import assert_one_line_error, run_cli
 
 
 # --- a Wishbone master for the parts' testbenches ---------------------------------------------

@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """The exported Verilog, run as Verilog: each catalog configuration through ``cipher-cores
 export --verilog``, compiled by Icarus Verilog as Verilog-2005 and as SystemVerilog and run
-through the bench of :mod:`tests.verilog_bench` (FIPS-197 or PRESENT paper vectors in both
+through the bench of :mod:`tests.support.verilog_bench` (FIPS-197 or PRESENT paper vectors in both
 directions, synchronous resets in the middle, no X or Z on any output from time 0); and the port
 map that ``export --help`` documents, against the exported module.
 
@@ -16,8 +16,8 @@ import pytest
 from cipher_cores.cores.catalog import catalog, configurations, parse_config
 from cipher_cores.scripts.cli import main
 
-from .verilog_bench import (ICARUS_MODES, bench_verilog, check_ice40_form, export_arguments,
-                            run_icarus)
+from .support.verilog_bench import (ICARUS_MODES, bench_verilog, check_ice40_form, export_arguments,
+                                    run_icarus)
 
 
 #: In the default run: one configuration of each S-box kind, direction set and PRESENT

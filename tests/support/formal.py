@@ -384,11 +384,12 @@ def prove_contract(core: BlockCipher, depth: int, *, latency: int | None = None,
 
 
 def main(argv=None):                                            # pragma: no cover
-    """``python -m tests.formal CORE DEPTH [options]``: one proof on a catalog configuration
+    """``python -m tests.support.formal CORE DEPTH [options]``: one proof on a catalog configuration
     (``CORE`` as the command line writes it), timed."""
     import argparse
     from cipher_cores.cores.catalog import parse_config
-    parser = argparse.ArgumentParser(prog="python -m tests.formal", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.support.formal",
+                                     description=main.__doc__)
     parser.add_argument("core")
     parser.add_argument("depth", type=int)
     parser.add_argument("--reach", type=int, metavar="N",
