@@ -17,7 +17,7 @@ from cipher_cores.scripts.flow.measure import measure_cycles
 from cipher_cores.scripts.flow.report import derive_row, markdown_report
 from cipher_cores.scripts.flow.targets import parse_target
 
-from .test_cli import assert_one_line_error
+from .support.helpers import assert_one_line_error
 
 
 DESCRIPTION = pathlib.Path(__file__).parent / "data" / "external" / "toy_feistel.toml"
