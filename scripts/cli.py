@@ -8,6 +8,7 @@ too.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -166,29 +167,20 @@ def _wrapper_of(text: str) -> str | None:
 
 
 def _config_from_args(args):
-    from cipher_cores.cores.catalog import CoreConfig, get_core
+    """The configuration of ``--core``, ``--key-bits`` and the option flags; the catalog checks
+    them (:meth:`~cipher_cores.cores.catalog.CipherEntry.parse_options`,
+    :meth:`~cipher_cores.cores.catalog.CipherEntry.check`)."""
+    from cipher_cores.cores.catalog import get_core
     try:
         spec = get_core(args.core.lower())
     except KeyError as error:
         raise _Exit(str(error.args[0])) from None
-    key_bits = spec.default_key_bits if args.key_bits is None else args.key_bits
-    if key_bits not in spec.key_bits:
-        allowed = ", ".join(map(str, spec.key_bits))
-        raise _Exit(f"{spec.title} takes --key-bits {allowed}, not {key_bits}")
-    options = {}
-    for name, value in vars(args).items():
-        if not name.startswith("opt_") or value is None:
-            continue
-        name = name[len("opt_"):]
-        try:
-            option = spec.option(name)
-        except KeyError:
-            raise _Exit(f"--{name.replace('_', '-')} does not apply to core {spec.name}") from None
-        try:
-            options[name] = option.parse(value)
-        except ValueError as error:
-            raise _Exit(str(error)) from None
-    return CoreConfig(spec, key_bits, options)
+    texts = {name.removeprefix("opt_"): value for name, value in vars(args).items()
+             if name.startswith("opt_") and value is not None}
+    try:
+        return spec.config(args.key_bits, **spec.parse_options(texts))
+    except ValueError as error:
+        raise _Exit(str(error)) from None
 
 
 def _progress(args):
@@ -291,6 +283,8 @@ def _cmd_report(args):
                                      text_table)
     from cipher_cores.scripts.flow.targets import parse_target
 
+    if args.check or args.update:
+        return _update_report(args)
     earlier = [_read_report(path) for path in args.merge or ()]
     if args.cores is None:
         # With --merge alone, nothing is measured: the earlier reports make the page.
@@ -346,18 +340,85 @@ def _cmd_report(args):
     return _write_report(report, args)
 
 
-def _read_report(path):
-    """A report written by ``report --json``, for ``--merge``; a one-line error otherwise."""
+def _read_report(path, option="--merge"):
+    """A report written by ``report --json``, for ``option``; a one-line error otherwise."""
     try:
         with open(path) as file:
             report = json.load(file)
     except OSError as error:
-        raise _Exit(f"--merge {path}: {error.strerror}") from None
+        raise _Exit(f"{option} {path}: {error.strerror}") from None
     except ValueError as error:
-        raise _Exit(f"--merge {path}: not JSON ({error})") from None
+        raise _Exit(f"{option} {path}: not JSON ({error})") from None
     if not isinstance(report, dict) or not isinstance(report.get("rows"), list):
-        raise _Exit(f"--merge {path}: not a report written by 'cipher-cores report --json'")
+        raise _Exit(f"{option} {path}: not a report written by 'cipher-cores report --json'")
     return report
+
+
+def _update_report(args):
+    """``report --check PAGE`` and ``report --update PAGE``: find the rows of the page whose
+    design the sources no longer make (by digest); with ``--update`` measure those again (on the
+    page's seeds, here or on ``--scheduler``) and rewrite the page: its JSON, and the Markdown and
+    plot beside it (``PAGE`` with ``.md`` and ``.png``) unless ``--markdown``/``--plot`` say
+    otherwise."""
+    from cipher_cores.platforms.devices import get_device
+    from cipher_cores.scripts.flow.report import merge_reports, run_report, update_plan
+    from cipher_cores.scripts.flow.targets import parse_target
+
+    option, path = ("--check", args.check) if args.check else ("--update", args.update)
+    if args.cores or args.merge:
+        raise _Exit(f"{option} takes no --cores or --merge: the page says what to measure")
+    page = _read_report(path, option)
+    stale = update_plan(page)
+    for target, device, reason in stale:
+        print(f"stale: {target} on {device}: {reason}")
+    print(f"{len(page['rows']) - len(stale)} of {len(page['rows'])} rows show the sources as they "
+          f"are now")
+    if args.check:
+        return 1 if stale else 0
+    seeds = sorted({seed for row in page["rows"] for seed in row.get("seeds", [])}) or [1, 2, 3]
+    command = "cipher-cores " + " ".join(shlex.quote(arg) for arg in args.argv)
+    args.json = args.json or path
+    stem = pathlib.Path(path).with_suffix("")
+    args.markdown = args.markdown or str(stem.with_suffix(".md"))
+    if args.plot is None and stem.with_suffix(".png").exists():
+        args.plot = str(stem.with_suffix(".png"))
+    for file, name in ((args.json, "--json"), (args.markdown, "--markdown"),
+                       (args.plot, "--plot")):
+        _check_output_file(file, name)
+    reports = [page]
+    if stale:
+        configs, pairs = {}, []
+        for target, device, _ in stale:
+            try:
+                config = configs.setdefault(target, parse_target(target))
+                pairs.append((config, get_device(device)))
+            except (KeyError, ValueError) as error:
+                raise _Exit(f"{option} {path}: row {target} on {device}: {error.args[0]}") \
+                    from None
+        executor = None
+        if args.scheduler:
+            from cipher_cores.scripts.flow.jobs import DaskUnavailable, dask_executor
+            try:
+                executor = dask_executor(args.scheduler)
+            except DaskUnavailable as error:
+                raise _Exit(str(error)) from None
+        else:
+            families = {device.family for _, device in pairs}
+            _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)],
+                           args.quiet)
+        try:
+            with _progress(args) as progress:
+                reports.append(run_report(list(configs.values()), [], seeds=seeds,
+                                          jobs=args.jobs, executor=executor,
+                                          root=args.build_dir, progress=progress,
+                                          command=command, pairs=pairs))
+        finally:
+            if executor is not None:
+                executor.shutdown()
+    report = merge_reports(reports, command=command)
+    if page.get("soc") and not args.soc:
+        report["soc"] = page["soc"]
+    return _write_report(report, args)
 
 
 def _default_cores() -> list:
@@ -402,14 +463,16 @@ def _soc_target(args, fifo_words: int | None = None):
         config = parse_config(args.core)
     except (KeyError, ValueError) as error:
         raise _Exit(f"--core {args.core}: {error.args[0]}") from None
-    words = config.block_bits // 32
-    if fifo_words is not None and not words <= fifo_words <= 255:
-        raise _Exit(f"--fifo-words must be from {words} (one block) to 255, not {fifo_words}")
+    bus = "wishbone-gcm" if args.gcm else "wishbone"
     try:
-        return PeripheralConfig(config, bus="wishbone-gcm" if args.gcm else "wishbone",
-                                fifo_words=fifo_words)
+        target = PeripheralConfig(config, bus=bus)
     except ValueError as error:
         raise _Exit(f"--core {args.core}: {error}") from None
+    try:
+        # The same limits (the peripheral's, which PeripheralConfig asks), with the FIFO depth.
+        return dataclasses.replace(target, fifo_words=fifo_words)
+    except ValueError as error:
+        raise _Exit(f"--fifo-words: {error}") from None
 
 
 def _soc_firmware(args, target, isa: str, folder: pathlib.Path, ram_bytes: int | None,
@@ -824,6 +887,13 @@ def make_parser() -> argparse.ArgumentParser:
                         help="earlier reports (their --json files) to put on the same page: a row "
                              "this run measures replaces theirs for the same core and device, and "
                              "the page says which sweep measured each row")
+    report.add_argument("--check", metavar="PAGE",
+                        help="list the rows of PAGE (a --json file, such as docs/results.json) "
+                             "whose core changed since they were measured (each row records a "
+                             "digest of its design); exit 1 if any did")
+    report.add_argument("--update", metavar="PAGE",
+                        help="measure again the rows of PAGE that --check finds, on the page's "
+                             "seeds, and rewrite PAGE (and the .md and .png beside it)")
     report.add_argument("--soc", metavar="FILE",
                         help="add the RISC-V SoC section written by 'cipher-cores soc report "
                              "--json FILE'")

@@ -173,6 +173,7 @@ def stub_measurements(monkeypatch, lut4=200):
     """Place-and-route replaced by a canned measurement (Fmax 50 MHz + the seed)."""
     import cipher_cores.scripts.flow.build
     from cipher_cores.scripts.flow.build import DeviceMeasurement
+    from cipher_cores.scripts.flow.digest import design_digest
     from cipher_cores.scripts.flow.measure import CellCounts
 
     def fake_measure(config, device, *, seeds, root, progress=None, environ=None):
@@ -182,7 +183,8 @@ def stub_measurements(monkeypatch, lut4=200):
             build_dir=str(root), constraint_mhz=device.target_mhz, fit=True,
             core_cells=CellCounts(lut4=lut4, ff=130), harness_cells=CellCounts(),
             design_cells=CellCounts(), design_utilization={},
-            fmax_mhz=[50.0 + seed for seed in seeds], elapsed_s=0.1)
+            fmax_mhz=[50.0 + seed for seed in seeds], elapsed_s=0.1,
+            target=config.text, digest=design_digest(config, device))
 
     monkeypatch.setattr(cipher_cores.scripts.flow.build, "measure_device", fake_measure)
     stub_tools(monkeypatch)
@@ -211,6 +213,55 @@ def test_report_with_a_stub_build(capsys, tmp_path, monkeypatch):
     assert "(paper)" not in out
 
 
+def test_report_check_finds_the_rows_whose_core_changed(capsys, tmp_path, monkeypatch,
+                                                        toy_in_catalog):
+    """``--check`` recomputes each row's digest from the sources: after a change to the core's
+    gateware every row of it is stale (exit 1), each named on one line."""
+    from amaranth.hdl import Signal
+    page = tmp_path / "page.json"
+    stub_measurements(monkeypatch)
+    code, _, err = run(capsys, "report", "--cores", "toy", "--devices", "ice40-up5k", "ecp5-25f",
+                       "--seeds", "1", "--json", str(page), "--build-dir", str(tmp_path), "-q")
+    assert code == 0, err
+    code, out, _ = run(capsys, "report", "--check", str(page))
+    assert code == 0 and "2 of 2 rows show the sources as they are now" in out
+    toy = toy_in_catalog["toy"].component
+    original = toy.elaborate
+
+    def changed(self, platform):      # one more register: a different netlist
+        m = original(self, platform)
+        counter = Signal(4)
+        m.d.sync += counter.eq(counter + 1)
+        return m
+    monkeypatch.setattr(toy, "elaborate", changed)
+    code, out, _ = run(capsys, "report", "--check", str(page))
+    assert code == 1
+    stale = [line for line in out.splitlines() if line.startswith("stale: ")]
+    assert len(stale) == 2 and all("design changed" in line for line in stale)
+
+
+def test_report_update_measures_only_the_stale_rows_again(capsys, tmp_path, monkeypatch,
+                                                         toy_in_catalog):
+    page = tmp_path / "page.json"
+    stub_measurements(monkeypatch, lut4=200)
+    code, _, err = run(capsys, "report", "--cores", "toy", "--devices", "ice40-up5k", "ecp5-25f",
+                       "--seeds", "1", "--json", str(page), "--build-dir", str(tmp_path), "-q")
+    assert code == 0, err
+    report = json.loads(page.read_text())
+    report["rows"][1]["digest"] = "sha256:" + "0" * 20      # measured from other sources
+    page.write_text(json.dumps(report))
+    stub_measurements(monkeypatch, lut4=150)
+    code, out, err = run(capsys, "report", "--update", str(page), "--build-dir", str(tmp_path),
+                         "-q")
+    assert code == 0, err
+    updated = json.loads(page.read_text())
+    assert {row["device"]: row["lut4"] for row in updated["rows"]} == {"ice40-up5k": 200,
+                                                                       "ecp5-25f": 150}
+    assert (tmp_path / "page.md").exists()
+    code, out, _ = run(capsys, "report", "--check", str(page))
+    assert code == 0
+
+
 def test_report_merges_earlier_sweeps(capsys, tmp_path, monkeypatch):
     """``--merge`` puts earlier reports on one page; a row measured again replaces the earlier
     one for its core and device, and the page names the sweep behind each row."""
@@ -233,7 +284,9 @@ def test_report_merges_earlier_sweeps(capsys, tmp_path, monkeypatch):
     assert [sweep["seeds"] for sweep in report["sweeps"]] == [[1], [1, 2]]
     assert report["tool_versions"] == {"yosys": "test"}
     text = page.read_text()
-    assert "merges 2 sweeps" in text and "--seeds 2" in text and "--merge" in text
+    # Each sweep's rows with the project's own command to measure them again, no machine path.
+    assert "from 2 sweeps" in text and "--devices ecp5-25f --seeds 2" in text
+    assert str(tmp_path) not in text
     # Merging the merged report again keeps each row's sweep.
     code, _, err = run(capsys, "report", "--merge", str(merged), "--json", str(first))
     assert code == 0, err

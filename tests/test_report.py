@@ -274,12 +274,40 @@ def test_markdown_report():
 
 
 def test_markdown_sets_rows_beside_their_paper():
-    measurement = fake_measurement(label="PRESENT-80")
+    measurement = fake_measurement(label="PRESENT-80", config={"core": "present", "key_bits": 80})
     report = assemble([measurement], {"PRESENT-80": CYCLES},
                       papers=papers_for([parse_config("present-80")]))
     page = markdown_report(report)
-    assert ("* PRESENT-80 on ice40-up5k: ≈500 slices (4.0× the paper's 126), 90.0 Mb/s "
-            "(22 % of the paper's 417.79 Mb/s on Spartan-3 XC3S400).") in page
+    assert "| ice40-up5k | PRESENT-80 | 500 | 3.97× | 90.0 | 22 % | 180 | no |" in page
+
+
+def test_pareto_front_keeps_only_the_cores_nothing_beats_on_area_and_speed():
+    from cipher_cores.scripts.flow.report import pareto_front
+
+    def row(name, slices, mbps):
+        return {"label": name, "slices": slices, "throughput_median_mbps": mbps}
+    rows = [row("small", 100, 10.0), row("fast", 900, 500.0), row("middle", 300, 200.0),
+            row("beaten", 400, 150.0), row("tie-bigger", 300, 150.0), row("unmeasured", 50, None)]
+    assert [r["label"] for r in pareto_front(rows)] == ["small", "middle", "fast"]
+
+
+def test_summary_names_the_front_of_each_paper_per_device():
+    """The summary beside the papers takes every plain core of the paper's cipher and key size,
+    not only the one whose label is the paper's: a second PRESENT-80 architecture that is smaller
+    and faster replaces the first on the front, and a wrapper never enters it."""
+    from cipher_cores.scripts.flow.report import fronts
+    slow = fake_measurement(label="PRESENT-80", config={"core": "present", "key_bits": 80})
+    report = assemble([slow], {"PRESENT-80": CYCLES},
+                      papers=papers_for([parse_config("present-80")]))
+    better = dict(report["rows"][0], label="PRESENT-keytable-80", lut4=100, slices=60,
+                  throughput_median_mbps=95.0,
+                  config={"core": "present-keytable", "key_bits": 80})
+    wrapped = dict(better, label="Wishbone PRESENT-80", slices=10, throughput_median_mbps=900.0,
+                   config={"wrapper": "wishbone", "core": "present", "key_bits": 80})
+    report["rows"] += [better, wrapped]
+    front = fronts(report)["PRESENT-80 (paper)"]["ice40-up5k"]
+    assert [row["label"] for row in front] == ["PRESENT-keytable-80"]
+    assert "| ice40-up5k | PRESENT-keytable-80 | 60 |" in markdown_report(report)
 
 
 def test_plot_is_written(tmp_path):

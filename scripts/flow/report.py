@@ -31,7 +31,8 @@ from concurrent.futures import Executor
 
 
 __all__ = ["papers_for", "default_configs", "derive_row", "assemble", "run_report",
-           "markdown_report", "text_table", "plot_report"]
+           "update_plan", "merge_reports", "pareto_front", "fronts", "markdown_report",
+           "text_table", "plot_report"]
 
 
 #: What ``cipher-cores report`` measures by default.
@@ -152,9 +153,10 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
 
 def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
                executor: Executor | None = None, root="build/report", progress=None,
-               command: str = "") -> dict:
+               command: str = "", pairs: list | None = None) -> dict:
     """Measure every configuration (:class:`~cipher_cores.cores.catalog.CoreConfig`) on every device
-    (a class of :mod:`cipher_cores.platforms.devices`) and :func:`assemble` the report.
+    (a class of :mod:`cipher_cores.platforms.devices`) and :func:`assemble` the report; or, given
+    ``pairs`` (``(configuration, device)`` tuples), just those.
 
     The simulations (one per configuration) and the builds (one per configuration and device,
     each placed with every seed) run on ``executor``: any :class:`concurrent.futures.Executor`,
@@ -179,7 +181,8 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
         for config in configs:
             progress.update(config.label, "simulating cycles")
             cycle_futures[config.label] = executor.submit(flow_jobs.run_cycles_job, config.text)
-        pairs = [(config, device) for config in configs for device in devices]
+        if pairs is None:
+            pairs = [(config, device) for config in configs for device in devices]
         futures = []
         for config, device in pairs:
             job = flow_jobs.MeasureJob(config.text, device.name, tuple(seeds), str(root))
@@ -232,6 +235,15 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
 
 #: What a sweep contributes to a merged report (see :func:`merge_reports`).
 _SWEEP_KEYS = ("generated", "command", "source", "seeds", "tool_versions", "elapsed_s")
+
+
+def update_plan(page: dict, *, digest=None, progress=None) -> list:
+    """What ``cipher-cores report --update`` measures again: the ``(target text, device name,
+    reason)`` of each row of ``page`` that :func:`~cipher_cores.scripts.flow.digest.stale_rows`
+    finds stale."""
+    from .digest import stale_rows
+    return [(row.get("target") or row["label"], row["device"], reason)
+            for row, reason in stale_rows(page, digest=digest)]
 
 
 def _sweeps_of(report: dict) -> list:
@@ -345,23 +357,80 @@ def _markdown_table(header, body) -> str:
     return "\n".join(lines)
 
 
+def _cipher_of(config: dict) -> tuple | None:
+    """``("aes", 128)`` for a plain core's configuration; ``None`` for a core in a wrapper."""
+    if config.get("wrapper"):
+        return None
+    return config["core"].partition("-")[0], config["key_bits"]
+
+
+def _paper_cipher(paper: dict) -> tuple:
+    name, _, bits = paper["compares_with"].partition("-")
+    return name.lower(), int(bits)
+
+
+def pareto_front(rows: list) -> list:
+    """The rows no other row beats on both area and speed: none has as few slice equivalents
+    and as much throughput (median Fmax), with one of the two strictly better. Sorted by area."""
+    points = [row for row in rows if row.get("throughput_median_mbps") and row.get("slices")]
+    front = [row for row in points
+             if not any(other["slices"] <= row["slices"] and
+                        other["throughput_median_mbps"] >= row["throughput_median_mbps"] and
+                        (other["slices"] < row["slices"] or
+                         other["throughput_median_mbps"] > row["throughput_median_mbps"])
+                        for other in points)]
+    return sorted(front, key=lambda row: (row["slices"], row["throughput_median_mbps"]))
+
+
+def fronts(report: dict) -> dict:
+    """For each paper (by label) and device, :func:`pareto_front` of the plain cores of the
+    paper's cipher and key size measured on that device."""
+    devices = list(dict.fromkeys(row["device"] for row in report["rows"]))
+    result = {}
+    for paper in report["papers"]:
+        cipher = _paper_cipher(paper)
+        for device in devices:
+            rows = [row for row in report["rows"]
+                    if row["device"] == device and _cipher_of(row["config"]) == cipher]
+            front = pareto_front(rows)
+            if front:
+                result.setdefault(paper["label"], {})[device] = front
+    return result
+
+
 def _comparison_lines(report: dict) -> list:
-    """Sentences setting each measured configuration beside its paper's figures."""
-    papers = {paper["compares_with"]: paper for paper in report["papers"]}
-    lines = []
-    for row in report["rows"]:
-        paper = papers.get(row["label"])
-        if paper is None or row["throughput_median_mbps"] is None or not row["slices"]:
-            continue
-        lines.append(
-            f"* {row['label']} on {row['device']}: ≈{row['slices']:,} slices "
-            f"({row['slices'] / paper['slices']:.1f}× the paper's {paper['slices']:,}), "
-            f"{row['throughput_median_mbps']:,.1f} Mb/s "
-            f"({100 * row['throughput_median_mbps'] / paper['throughput_mbps']:.0f} % of the "
-            f"paper's {paper['throughput_mbps']:,.2f} Mb/s on {paper['device']}).")
-    if not lines:
+    """Each paper beside the best cores of its cipher and key size on each device: the Pareto
+    front of area against throughput, each core of it named."""
+    papers = {paper["label"]: paper for paper in report["papers"]}
+    found = fronts(report)
+    if not found:
         return []
-    return ["## Beside the papers", ""] + lines + [""]
+    out = ["## Beside the papers", "",
+           "For each paper and device, the cores of the paper's cipher and key size that no "
+           "other core beats on both area and speed (the Pareto front: none is smaller and "
+           "faster), smallest first. A core **in the paper's own area** has no more slice "
+           "equivalents than the paper's slices and at least its throughput.", ""]
+    for label, by_device in found.items():
+        paper = papers[label]
+        out += [f"### {paper['compares_with']}: {paper['slices']:,} slices, "
+                f"{paper['throughput_mbps']:,.2f} Mb/s on {paper['device']} "
+                f"({paper['kbps_per_slice']:,.0f} kb/s per slice)", ""]
+        body = []
+        for device, front in by_device.items():
+            for row in front:
+                beats = (row["slices"] <= paper["slices"] and
+                         row["throughput_median_mbps"] >= paper["throughput_mbps"])
+                body.append([
+                    device, row["label"], f"{row['slices']:,}",
+                    f"{row['slices'] / paper['slices']:.2f}×",
+                    f"{row['throughput_median_mbps']:,.1f}",
+                    f"{100 * row['throughput_median_mbps'] / paper['throughput_mbps']:.0f} %",
+                    _fmt(row["kbps_per_slice"], ",.0f"),
+                    "**yes**" if beats else "no"])
+        out += [_markdown_table(["device", "core", "≈slices", "× paper's slices", "Mb/s",
+                                 "% of paper's Mb/s", "kb/s per slice",
+                                 "in the paper's own area"], body), ""]
+    return out
 
 
 #: How the cycles of a core in the Wishbone peripheral are measured (for the page).
@@ -416,6 +485,28 @@ def _cycle_lines(report: dict) -> list:
             _markdown_table(header, body), ""]
 
 
+def _reproduce_command(rows: list, sweep: dict) -> str:
+    """The project's own command that measures ``rows`` again (no machine's paths)."""
+    targets = list(dict.fromkeys(row.get("target") or row["label"] for row in rows))
+    devices = list(dict.fromkeys(row["device"] for row in rows))
+    seeds = len(sweep.get("seeds") or rows[0].get("seeds") or [1])
+    return (f"cipher-cores report --cores {' '.join(targets)} --devices {' '.join(devices)} "
+            f"--seeds {seeds}")
+
+
+def _provenance_lines(report: dict) -> list:
+    if not any(row.get("digest") for row in report["rows"]):
+        return []
+    body = [[row["label"], row["device"], f"`{row.get('measured_at') or '–'}`",
+             f"`{row.get('digest') or '–'}`"] for row in report["rows"]]
+    return ["## Provenance", "",
+            "The commit each row was measured at and the digest of the design it measured "
+            "(`cipher_cores.scripts.flow.digest`: the harnessed core as handed to Yosys for that "
+            "device, Amaranth's RTLIL without source-line attributes). A row is current when "
+            "the sources at HEAD make the same digest; the default test run checks every row.",
+            "", _markdown_table(["core", "device", "measured at", "digest"], body), ""]
+
+
 def markdown_report(report: dict, *, plot: str | None = None) -> str:
     """The report as a Markdown page (``docs/results.md``)."""
     from .progress import format_duration
@@ -432,16 +523,22 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
                 + ".")
     out = ["# Results: area, Fmax and throughput beside the papers", ""]
     if report.get("sweeps"):
-        out += [f"Generated by `cipher-cores report`; do not edit by hand. The page merges "
-                f"{len(report['sweeps'])} sweep{'s' if len(report['sweeps']) != 1 else ''} (a later sweep's row replaces an earlier one "
-                f"for the same core and device); regenerate each, then merge:", ""]
-        for index, sweep in enumerate(report["sweeps"]):
-            labels = list(dict.fromkeys(row["label"] for row in report["rows"]
-                                        if row.get("sweep") == index))
-            out += [f"{index + 1}. Rows of {', '.join(labels) or 'no core (all replaced)'}:",
-                    "", "   ```sh", f"   {sweep.get('command') or 'cipher-cores report'}",
-                    "   ```", "", f"   {made(sweep)}", ""]
-        out += ["```sh", report.get("command") or "cipher-cores report --merge ...", "```", ""]
+        used = [index for index in range(len(report["sweeps"]))
+                if any(row.get("sweep") == index for row in report["rows"])]
+        out += [f"Generated by `cipher-cores report`; do not edit by hand. Every row records the "
+                f"digest of the design it measured and the commit and tools that measured it "
+                f"(see [Provenance](#provenance)); `tests/test_results_current.py`, in the "
+                f"default test run, computes each digest again from the sources and fails on any "
+                f"row whose design changed. To measure those rows again and rewrite this page:",
+                "", "```sh", "cipher-cores report --update docs/results.json", "```", "",
+                f"The rows come from {len(used)} sweep{'s' if len(used) != 1 else ''}; each "
+                f"can be measured again on its own with:", ""]
+        for number, index in enumerate(used, 1):
+            sweep = report["sweeps"][index]
+            rows = [row for row in report["rows"] if row.get("sweep") == index]
+            labels = list(dict.fromkeys(row["label"] for row in rows))
+            out += [f"{number}. Rows of {', '.join(labels)}:", "", "   ```sh",
+                    f"   {_reproduce_command(rows, sweep)}", "   ```", "", f"   {made(sweep)}", ""]
     else:
         out += ["Generated by `cipher-cores report`; do not edit by hand. Regenerate with:", "",
                 "```sh", report.get("command") or "cipher-cores report", "```", "",
@@ -461,6 +558,12 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         "(Yosys keeps the core as its own module; the measurement harness around it is left out). "
         "On ECP5, LUT4 includes the two LUT4s inside each `CCU2C` carry cell. iCE40 BRAM is "
         "`SB_RAM40_4K` (4 kbit), ECP5 BRAM is `DP16KD` (18 kbit).",
+        "* **Reset**: both families are measured alike, with no reset reaching the core: the bare "
+        "device's clock domain has none, so every flip-flop starts from its reset value at "
+        "configuration (through GSR on ECP5, as initial values on iCE40) and the core's "
+        "synchronous reset logic is not in its figures. A design that resets the core while it "
+        "runs pays for that logic on top (most on ECP5, whose slices share one set/reset signal "
+        "per pair of flip-flops).",
         "* **fit**: whether the whole harnessed design fits the device (checked before "
         "place-and-route and by nextpnr).",
         "* **Fmax**: nextpnr's post-route maximum frequency of the design, median and best over "
@@ -493,8 +596,8 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
                        f"cycles per block (latency {figures['latency_decrypt']}).")
     for error in report.get("errors", []):
         out.append(f"* Build error: {error}")
+    out += [""] + _provenance_lines(report)
     out += [
-        "",
         "## Tools",
         "",
     ]
@@ -509,49 +612,61 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
 
 
 def plot_report(report: dict, path) -> None:
-    """Plot area (slice equivalents) against throughput, with the papers' points marked."""
+    """Plot area (slice equivalents) against throughput, one panel a device: every row as a
+    point, each paper's Pareto front (:func:`fronts`) as a line through its named cores, and the
+    papers' own figures as stars."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
-    from matplotlib.lines import Line2D
-
-    figure, axes = plt.subplots(figsize=(12, 6.5), dpi=110)
-    markers = {"ice40-up5k": "o", "ice40-hx8k": "s", "ecp5-25f": "^", "ecp5-85f": "v"}
-    labels = list(dict.fromkeys(row["label"] for row in report["rows"]))
-    # One colour a core (up to 20 distinct ones), one marker a device: two short legends
-    # instead of one entry per point.
-    palette = plt.get_cmap("tab20")
-    colours = {label: palette(index % 20) for index, label in enumerate(labels)}
-    for row in report["rows"]:
-        if row["throughput_median_mbps"] is None or not row["slices"]:
-            continue
-        axes.scatter(row["slices"], row["throughput_median_mbps"],
-                     marker=markers.get(row["device"], "o"), color=colours[row["label"]], s=45)
-    core_legend = axes.legend(
-        handles=[Line2D([], [], linestyle="", marker="o", color=colours[label], label=label)
-                 for label in labels],
-        fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
-        title="core", title_fontsize=8)
-    axes.add_artist(core_legend)
-    axes.legend(handles=[Line2D([], [], linestyle="", marker=marker, color="grey", label=device)
-                         for device, marker in markers.items()],
-                fontsize=7, loc="lower right", title="device", title_fontsize=8)
-    for index, paper in enumerate(report["papers"]):
-        axes.scatter(paper["slices"], paper["throughput_mbps"], marker="*", s=180,
-                     color="black", zorder=3)
-        # Alternate the labels above and below: the two PRESENT points nearly coincide.
-        axes.annotate(paper["label"], (paper["slices"], paper["throughput_mbps"]),
-                      textcoords="offset points", xytext=(6, 7 if index % 2 else -13),
-                      fontsize=8)
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("area: Spartan-3 / Virtex-II slice equivalents, ⌈max(LUT4, FF)/2⌉")
-    axes.set_ylabel("throughput (Mb/s, median Fmax)")
-    axes.set_title("Area against throughput (★ = the seed papers' figures)")
-    axes.grid(True, which="both", alpha=0.3)
+    devices = list(dict.fromkeys(row["device"] for row in report["rows"]))
+    columns = 2 if len(devices) > 1 else 1
+    lines = (len(devices) + columns - 1) // columns
+    figure, panels = plt.subplots(lines, columns, figsize=(7 * columns, 5.2 * lines), dpi=100,
+                                  squeeze=False)
+    found = fronts(report)
+    palette = plt.get_cmap("tab10")
+    colours = {label: palette(index % 10) for index, label in enumerate(found)}
+    for index, device in enumerate(devices):
+        axes = panels[index // columns][index % columns]
+        rows = [row for row in report["rows"] if row["device"] == device and
+                row["throughput_median_mbps"] and row["slices"]]
+        axes.scatter([row["slices"] for row in rows],
+                     [row["throughput_median_mbps"] for row in rows],
+                     color="lightgrey", s=18, zorder=1, label="every core and wrapper")
+        for label, by_device in found.items():
+            front = by_device.get(device)
+            if not front:
+                continue
+            xs = [row["slices"] for row in front]
+            ys = [row["throughput_median_mbps"] for row in front]
+            axes.plot(xs, ys, marker="o", markersize=5, color=colours[label], zorder=2,
+                      label=f"{label.replace(' (paper)', '')} front")
+            for row in front:
+                axes.annotate(row["label"], (row["slices"], row["throughput_median_mbps"]),
+                              textcoords="offset points", xytext=(4, 4), fontsize=6,
+                              color=colours[label])
+        for paper in report["papers"]:
+            axes.scatter(paper["slices"], paper["throughput_mbps"], marker="*", s=140,
+                         color=colours.get(paper["label"], "black"), edgecolor="black",
+                         zorder=3)
+            axes.annotate(paper["label"], (paper["slices"], paper["throughput_mbps"]),
+                          textcoords="offset points", xytext=(5, -10), fontsize=7)
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_title(device, fontsize=10)
+        axes.set_xlabel("≈slices, ⌈max(LUT4, FF)/2⌉", fontsize=8)
+        axes.set_ylabel("Mb/s (median Fmax)", fontsize=8)
+        axes.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=7, loc="lower right")
+    for index in range(len(devices), lines * columns):
+        panels[index // columns][index % columns].set_visible(False)
+    figure.suptitle("Area against throughput: each paper's Pareto front per device "
+                    "(★ = the papers' figures)", fontsize=11)
     figure.tight_layout()
-    figure.savefig(path, bbox_inches="tight", bbox_extra_artists=[core_legend])
+    figure.savefig(path)
     plt.close(figure)
 
 
