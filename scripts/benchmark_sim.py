@@ -79,7 +79,7 @@ def _operations(name: str, blocks: int) -> list:
 def measure(name: str, python_blocks: int, cxxrtl_blocks: int, cold: bool) -> list:
     """Measure core ``name`` on both back ends; returns two :class:`Measurement` objects."""
     from cipher_cores.cores.sim import simulate_cipher
-    from cipher_cores.cores.sim_cxxrtl import compile_model, run_model
+    from cipher_cores.cores.sim.cxxrtl import compile_model, run_model
 
     build, _ = CORES[name]
     operations = _operations(name, max(python_blocks, cxxrtl_blocks))

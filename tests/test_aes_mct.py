@@ -8,7 +8,7 @@ key is XORed with the last result (AES-128), with the last 64 bits of the second
 and the last result (AES-192), or with the last two results (AES-256), and the last result
 starts the next iteration. The core does every one of the 100,000 block operations of a file:
 each outer iteration is one run of the compiled model on ``LoadKey``, ``Process`` and 999
-:class:`~cipher_cores.cores.sim_cxxrtl.ProcessPrevious` operations, the model's producer feeding each output
+:class:`~cipher_cores.cores.sim.cxxrtl.ProcessPrevious` operations, the model's producer feeding each output
 back as the next input, so no software AES takes part in the chain.
 
 The check is against pycryptodome running the same algorithm from a random start. The recorded
@@ -28,7 +28,7 @@ from Crypto.Cipher import AES as PyCryptodomeAES
 
 from cipher_cores.cores.aes import AES
 from cipher_cores.cores.sim import LoadKey, Process
-from cipher_cores.cores.sim_cxxrtl import ProcessPrevious, compile_model, run_model
+from cipher_cores.cores.sim.cxxrtl import ProcessPrevious, compile_model, run_model
 
 from .support.nist import aesavs_mct_records
 

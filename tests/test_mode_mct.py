@@ -11,7 +11,7 @@ the key is XORed with the last results as in ECB (see :func:`tests.test_aes_mct.
 last result becomes the IV and the second-to-last result the next given input.
 
 The mode runs each whole message: one run of the compiled model per outer iteration, on
-``LoadKey``, two given blocks and 998 :class:`~cipher_cores.cores.sim_cxxrtl.PutInput` operations chained to
+``LoadKey``, two given blocks and 998 :class:`~cipher_cores.cores.sim.cxxrtl.PutInput` operations chained to
 the second-to-last output, so neither the chaining nor the block cipher is computed by the host.
 The same algorithm run by pycryptodome (a cipher object continuing its chain across the message)
 reproduces each file too, which checks the reading of the algorithm independently of the core.
@@ -23,7 +23,7 @@ from Crypto.Cipher import AES as PyCryptodomeAES
 from cipher_cores.cores.aes import AES
 from cipher_cores.cores.modes import Mode, ModeOfOperation
 from cipher_cores.cores.sim import LoadKey
-from cipher_cores.cores.sim_cxxrtl import PutInput, compile_model, run_model
+from cipher_cores.cores.sim.cxxrtl import PutInput, compile_model, run_model
 
 from .support.nist import aesavs_mct_records
 from .test_aes_mct import INNER, OUTER, next_key

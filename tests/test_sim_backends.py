@@ -17,12 +17,12 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 import pytest
 
-from cipher_cores.cores import sim_cxxrtl
 from cipher_cores.cores.aes import AES
 from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.catalog import configurations
 from cipher_cores.cores.present import PRESENT
 from cipher_cores.cores.sim import BACKENDS, LoadKey, Process, draw_schedules, simulate_cipher
+from cipher_cores.cores.sim import cxxrtl as sim_cxxrtl
 
 
 def random_operations(rng, key_bits, block_bits, keys=2, blocks=3):

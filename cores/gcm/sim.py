@@ -5,7 +5,8 @@ operations through the core's streams, with optional random gaps (the producer i
 transfer) and stalls (the consumers hold ``ready`` low), and returns each message's text, tag and
 verdict with the edges of every transfer. The tests, the cycle measurements and the report use
 it, on Amaranth's simulator or (``backend="cxxrtl"``) on a compiled model
-(:mod:`cipher_cores.cores.gcm.sim_cxxrtl`), which sees the same transfers at the same edges.
+(:mod:`cipher_cores.cores.gcm.sim_cxxrtl`, with the driver of
+:mod:`cipher_cores.cores.sim.stream_driver`), which sees the same transfers at the same edges.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The SoC (:class:`~cipher_cores.cores.soc.CipherSoC` with the peripheral around a core) is converted once per
 core, RAM size and instruction set, with PicoRV32's Verilog, by Yosys' CXXRTL back end, and
 compiled with :file:`sim_driver.cc` (cached like every compiled model, see
-:mod:`cipher_cores.cores.sim_cxxrtl`: the first run of a configuration takes a minute or so, later runs
+:mod:`cipher_cores.cores.sim.cxxrtl`: the first run of a configuration takes a minute or so, later runs
 start at once). The RAM is empty in the model: the driver loads each program's image at run
 time, so one model runs any firmware.
 
@@ -74,9 +74,9 @@ def simulation_soc(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv
 
 def compile_soc_model(target, *, ram_bytes: int = DEFAULT_RAM_BYTES, isa: str = "rv32imc",
                       interrupts: bool = True):
-    """The compiled model (a :class:`cipher_cores.cores.sim_cxxrtl.CompiledModel`) of
+    """The compiled model (a :class:`cipher_cores.cores.sim.cxxrtl.CompiledModel`) of
     :func:`simulation_soc`, from the cache or built now."""
-    from ..sim_cxxrtl import compile_model
+    from ..sim.cxxrtl import compile_model
     from .cpu import picorv32_source
     driver = resources.files(__package__).joinpath("sim_driver.cc").read_text()
     return compile_model(simulation_soc(target, ram_bytes=ram_bytes, isa=isa,

