@@ -17,16 +17,21 @@ registers included, and start it again without losing a read.
 :class:`MixedWidthRam` is one iCE40 ``SB_RAM40_4K`` whose write and read ports have their own
 widths (with a bit mask on a 16-bit write), the cell on iCE40 and a model of it elsewhere: the
 serial PRESENT core of :mod:`cipher_cores.cores.present.bram` builds its bit permutation on it.
+
+Which form a component builds comes from the platform through :mod:`cipher_cores.cores.fpga`
+(its ``block_ram`` cell: ``"DP16KD"``, ``"SB_RAM40_4K"`` or none), and the cells are made by
+:func:`~cipher_cores.cores.fpga.cell`, so a platform can supply models of them.
 """
 
-from amaranth.hdl import C, Cat, ClockSignal, Const, Instance, Module, Mux, Signal, unsigned
+from amaranth.hdl import C, Cat, ClockSignal, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from . import fpga
 
-__all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "uses_dp16kd", "ecp5_85f_site",
-           "uses_sb_ram40_4k", "sb_ram40_4k", "RegisteredRom", "KeyMemory", "RegisteredRam",
-           "SB_RAM40_MODES", "sb_ram40_pins", "MixedWidthRam"]
+
+__all__ = ["DP16KD_WORDS", "DP16KD_WIDTH", "dp16kd_initial_values", "sb_ram40_4k", "RegisteredRom",
+           "KeyMemory", "RegisteredRam", "SB_RAM40_MODES", "sb_ram40_pins", "MixedWidthRam"]
 
 
 #: Words and bits of a ``DP16KD`` port in its 1024x18 mode.
@@ -52,43 +57,25 @@ def dp16kd_initial_values(words) -> dict:
     return values
 
 
-def uses_sb_ram40_4k(platform) -> bool:
-    """Whether :class:`RegisteredRam` instantiates ``SB_RAM40_4K`` for ``platform`` (an iCE40
-    one)."""
-    return str(getattr(platform, "family", "")).lower() == "ice40"
-
-
-def sb_ram40_4k(*, read_addr, read_en, read_data, write_addr, write_en, write_data) -> Instance:
+def sb_ram40_4k(platform, *, read_addr, read_en, read_data, write_addr, write_en, write_data):
     """An ``SB_RAM40_4K`` in 256x16 mode (``READ_MODE = WRITE_MODE = 0``), every bit of a word
-    written (``MASK`` 0), read on an edge where ``read_en`` is high (``RE``)."""
+    written (``MASK`` 0), read on an edge where ``read_en`` is high (``RE``): the cell
+    :func:`~cipher_cores.cores.fpga.cell` makes for ``platform``."""
     def address(value):
         return Cat(value, C(0, 11 - len(value)))
 
     def word(value):
         return Cat(value, C(0, 16 - len(value)))
-    return Instance("SB_RAM40_4K", p_READ_MODE=0, p_WRITE_MODE=0,
-                    i_RCLK=ClockSignal("sync"), i_RCLKE=C(1), i_RE=read_en,
-                    i_RADDR=address(read_addr), o_RDATA=read_data,
-                    i_WCLK=ClockSignal("sync"), i_WCLKE=write_en, i_WE=write_en,
-                    i_WADDR=address(write_addr), i_WDATA=word(write_data), i_MASK=C(0, 16))
+    return fpga.cell(platform, "SB_RAM40_4K", p_READ_MODE=0, p_WRITE_MODE=0,
+                     i_RCLK=ClockSignal("sync"), i_RCLKE=C(1), i_RE=read_en,
+                     i_RADDR=address(read_addr), o_RDATA=read_data,
+                     i_WCLK=ClockSignal("sync"), i_WCLKE=write_en, i_WE=write_en,
+                     i_WADDR=address(write_addr), i_WDATA=word(write_data), i_MASK=C(0, 16))
 
 
-def uses_dp16kd(platform) -> bool:
-    """Whether RAMs are instantiated as ``DP16KD`` for ``platform`` (an ECP5 one)."""
-    return str(getattr(platform, "family", "")).lower() == "ecp5"
-
-
-def ecp5_85f_site(row: int, group: int, index: int) -> str:
-    """The nextpnr ``BEL`` name of a ``DP16KD`` site of the ECP5 85F die: block RAM rows
-    ``y = 22, 46, 70, 82`` hold 13 groups of 4 sites each, 9 columns apart, with 2 more columns
-    in the middle of the die."""
-    if row not in (22, 46, 70, 82) or not 0 <= group < 13 or not 0 <= index < 4:
-        raise ValueError(f"no DP16KD site at row {row}, group {group}, index {index}")
-    return f"X{4 + 9 * group + 2 * index + (2 if group >= 7 else 0)}/Y{row}/EBR{index}"
-
-
-def _dp16kd(init, ports, site=None) -> Instance:
-    """A ``DP16KD`` in true dual-port 1024x18 mode with both output registers.
+def _dp16kd(platform, init, ports, site=None):
+    """A ``DP16KD`` in true dual-port 1024x18 mode with both output registers, as
+    :func:`~cipher_cores.cores.fpga.cell` makes it for ``platform``.
 
     ``ports`` maps ``"A"`` and ``"B"`` to dictionaries of ``addr`` (10 bits), ``ce`` (address
     register enable), ``oce`` (output register enable), ``we`` (write enable), ``di`` and ``do``
@@ -117,7 +104,7 @@ def _dp16kd(init, ports, site=None) -> Instance:
         kwargs.update({f"i_DI{name}{bit}": di[bit] for bit in range(DP16KD_WIDTH)})
         if "do" in port:
             kwargs.update({f"o_DO{name}{bit}": port["do"][bit] for bit in range(DP16KD_WIDTH)})
-    return Instance("DP16KD", **kwargs)
+    return fpga.cell(platform, "DP16KD", **kwargs)
 
 
 class RegisteredRom(wiring.Component):
@@ -132,7 +119,8 @@ class RegisteredRom(wiring.Component):
     ports : :class:`int`
         Read ports.
     sites : sequence of :class:`str`
-        On ECP5, the ``BEL`` of each ``DP16KD`` (see :func:`ecp5_85f_site`), in the order
+        On ECP5, the ``BEL`` of each ``DP16KD`` (a :func:`~cipher_cores.cores.fpga.floorplan`),
+        in the order
         they are made: for each pair of ports, each 18-bit slice of the word; or ``None``.
 
     Members
@@ -175,7 +163,7 @@ class RegisteredRom(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        if uses_dp16kd(platform) and len(self._table) <= DP16KD_WORDS:
+        if fpga.primitives(platform).block_ram == "DP16KD" and len(self._table) <= DP16KD_WORDS:
             slices = range(0, self._width, DP16KD_WIDTH)
             sites = iter(self._sites or [None] * self.block_rams)
             for pair in range(0, self._ports, 2):
@@ -188,7 +176,8 @@ class RegisteredRom(wiring.Component):
                         ports[name] = {"addr": self.addr[index], "ce": self.en,
                                        "oce": self.en, "do": data_out}
                         m.d.comb += self.data[index][low:high].eq(data_out[:high - low])
-                    m.submodules[f"ram{pair}_{low}"] = _dp16kd(init, ports, next(sites))
+                    m.submodules[f"ram{pair}_{low}"] = _dp16kd(platform, init, ports,
+                                                               next(sites))
             return m
 
         m.submodules.rom = rom = memory.Memory(shape=unsigned(self._width),
@@ -224,8 +213,8 @@ class KeyMemory(wiring.Component):
     entry_addr : ``In(6)``, entry_data : ``In(128)``, entry_we : ``In(1)``
         Writes a whole entry. Never on the same edge as a column write.
 
-    ``sites``, on ECP5, places the 8 ``DP16KD`` (see :func:`ecp5_85f_site`), column 0's low
-    and high halves first.
+    ``sites``, on ECP5, places the 8 ``DP16KD`` (a :func:`~cipher_cores.cores.fpga.floorplan`),
+    column 0's low and high halves first.
 
     On ECP5: 8 ``DP16KD`` (a column's high and low halves), port A reading and writing columns,
     port B writing entries, so that neither write needs a multiplexer. On iCE40: 8
@@ -251,14 +240,15 @@ class KeyMemory(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        if uses_dp16kd(platform):
+        block_ram = fpga.primitives(platform).block_ram
+        if block_ram == "DP16KD":
             sites = iter(self._sites or [None] * 8)
             for column in range(4):
                 top = 32 * (4 - column)
                 for half in (0, 16):
                     bits = slice(top - 32 + half, top - 16 + half)
                     data_out = Signal(DP16KD_WIDTH, name=f"do{column}_{half}")
-                    m.submodules[f"ram{column}_{half}"] = _dp16kd([], {
+                    m.submodules[f"ram{column}_{half}"] = _dp16kd(platform, [], {
                         "A": {"addr": self.read_addr, "ce": self.read_en,
                               "oce": self.read_en, "we": self.column_we[column],
                               "di": self.column_data[half:half + 16], "do": data_out},
@@ -268,7 +258,7 @@ class KeyMemory(wiring.Component):
                     m.d.comb += self.read_data[bits].eq(data_out[:16])
             return m
 
-        if uses_sb_ram40_4k(platform):
+        if block_ram == "SB_RAM40_4K":
             # By hand, as in RegisteredRam: an address register, then the RAMs' output latches;
             # one write port, whose address, data and bit mask choose between the two writes
             # (Yosys' mapping of the Memory below emulates its read-during-write behaviour with
@@ -289,8 +279,8 @@ class KeyMemory(wiring.Component):
                     data_in = Signal(16, name=f"wdata{column}_{half}")
                     m.d.comb += data_in.eq(Mux(self.entry_we, self.entry_data[bits],
                                                self.column_data[half:half + 16]))
-                    m.submodules[f"ram{column}_{half}"] = Instance(
-                        "SB_RAM40_4K", p_READ_MODE=0, p_WRITE_MODE=0,
+                    m.submodules[f"ram{column}_{half}"] = fpga.cell(
+                        platform, "SB_RAM40_4K", p_READ_MODE=0, p_WRITE_MODE=0,
                         i_RCLK=ClockSignal("sync"), i_RCLKE=C(1), i_RE=self.read_en,
                         i_RADDR=Cat(address, C(0, 5)), o_RDATA=data_out,
                         i_WCLK=ClockSignal("sync"), i_WCLKE=write_en, i_WE=write_en,
@@ -366,11 +356,12 @@ class RegisteredRam(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        if uses_dp16kd(platform):
+        block_ram = fpga.primitives(platform).block_ram
+        if block_ram == "DP16KD":
             for low in range(0, self._width, DP16KD_WIDTH):
                 high = min(low + DP16KD_WIDTH, self._width)
                 data_out = Signal(DP16KD_WIDTH, name=f"do_{low}")
-                m.submodules[f"ram_{low}"] = _dp16kd([], {
+                m.submodules[f"ram_{low}"] = _dp16kd(platform, [], {
                     "A": {"addr": self.read_addr, "ce": self._enable(low),
                           "oce": self._enable(low), "do": data_out},
                     "B": {"addr": self.write_addr, "ce": self.write_en, "we": self.write_en,
@@ -379,7 +370,7 @@ class RegisteredRam(wiring.Component):
                 m.d.comb += self.read_data[low:high].eq(data_out[:high - low])
             return m
 
-        if uses_sb_ram40_4k(platform) and self._depth <= 256:
+        if block_ram == "SB_RAM40_4K" and self._depth <= 256:
             # The first register is the address, in the fabric, the second the RAM's own output
             # latch (which holds while ``RE`` is low): the word goes from the RAM to its users
             # with no register in between to enable. By hand, also because Yosys' mapping of a
@@ -393,7 +384,7 @@ class RegisteredRam(wiring.Component):
                 high = min(low + 16, self._width)
                 data_out = Signal(16, name=f"rdata_{low}")
                 m.submodules[f"ram_{low}"] = sb_ram40_4k(
-                    read_addr=address, read_en=self._enable(low), read_data=data_out,
+                    platform, read_addr=address, read_en=self._enable(low), read_data=data_out,
                     write_addr=self.write_addr, write_en=self.write_en,
                     write_data=self.write_data[low:high])
                 m.d.comb += self.read_data[low:high].eq(data_out[:high - low])
@@ -492,7 +483,7 @@ class MixedWidthRam(wiring.Component):
         m = Module()
         read_pins = sb_ram40_pins(self._read_mode)
         write_pins = sb_ram40_pins(self._write_mode)
-        if uses_sb_ram40_4k(platform):
+        if fpga.primitives(platform).block_ram == "SB_RAM40_4K":
             rdata = Signal(16)
             wdata = [C(0)] * 16
             for bit, pin in enumerate(write_pins):
@@ -501,8 +492,9 @@ class MixedWidthRam(wiring.Component):
                                                     for row in range(16)), 256)
                     for index in range(16)}
             write_en = self.write_en if self._writes else C(0)
-            m.submodules.ram = Instance(
-                "SB_RAM40_4K", p_READ_MODE=self._read_mode, p_WRITE_MODE=self._write_mode,
+            m.submodules.ram = fpga.cell(
+                platform, "SB_RAM40_4K", p_READ_MODE=self._read_mode,
+                p_WRITE_MODE=self._write_mode,
                 **init,
                 i_RCLK=ClockSignal("sync"), i_RCLKE=C(1), i_RE=C(1),
                 i_RADDR=self.read_addr, o_RDATA=rdata,

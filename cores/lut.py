@@ -9,26 +9,30 @@ short mux delay. :func:`lut4` and :func:`pfumx` make those cells: on ECP5 as ``L
 ``PFUMX`` instances, which synthesis keeps; :func:`lut4` on iCE40 as an ``SB_LUT4`` instance
 (iCE40 has no slice multiplexer: :func:`pfumx` is an expression there); elsewhere (simulation,
 exported Verilog, formal checks) the same function as an ordinary expression.
+
+The cells come from the platform through :mod:`cipher_cores.cores.fpga`: its ``lut`` and
+``slice_mux`` say which (a core asks the same to choose a form built of these cells), and
+:func:`~cipher_cores.cores.fpga.cell` makes them, so a platform can supply models of them.
 """
 
-from amaranth.hdl import Cat, Const, Instance, Mux, Signal
+from amaranth.hdl import Cat, Const, Mux, Signal
+
+from . import fpga
 
 
-__all__ = ["uses_ecp5_cells", "uses_lut_cells", "lut4", "pfumx"]
+__all__ = ["LUT_PINS", "MUX_PINS", "lut4", "pfumx"]
 
 
-def _family(platform) -> str:
-    return str(getattr(platform, "family", "")).lower()
+#: The pins of each 4-input LUT cell: its table parameter, its inputs (the table's index, least
+#: significant first) and its output.
+LUT_PINS = {
+    "LUT4": ("INIT", ("A", "B", "C", "D"), "Z"),
+    "SB_LUT4": ("LUT_INIT", ("I0", "I1", "I2", "I3"), "O"),
+}
 
-
-def uses_ecp5_cells(platform) -> bool:
-    """Whether :func:`lut4` and :func:`pfumx` instantiate ECP5 cells for ``platform``."""
-    return _family(platform) == "ecp5"
-
-
-def uses_lut_cells(platform) -> bool:
-    """Whether :func:`lut4` instantiates a LUT cell for ``platform`` (an ECP5 or iCE40 one)."""
-    return _family(platform) in ("ecp5", "ice40")
+#: The pins of each slice multiplexer cell: the input taken when the select is high, the one
+#: taken when it is low, the select and the output.
+MUX_PINS = {"PFUMX": ("ALUT", "BLUT", "C0", "Z")}
 
 
 def lut4(m, platform, function, inputs, *, name: str) -> Signal:
@@ -44,14 +48,14 @@ def lut4(m, platform, function, inputs, *, name: str) -> Signal:
     table = sum(1 << index for index in range(16)
                 if function(*((index >> bit) & 1 for bit in range(4))))
     output = Signal(name=name)
-    if uses_ecp5_cells(platform):
-        m.submodules[name] = Instance("LUT4", p_INIT=Const(table, 16), i_A=inputs[0],
-                                      i_B=inputs[1], i_C=inputs[2], i_D=inputs[3], o_Z=output)
-    elif uses_lut_cells(platform):
-        m.submodules[name] = Instance("SB_LUT4", p_LUT_INIT=Const(table, 16), i_I0=inputs[0],
-                                      i_I1=inputs[1], i_I2=inputs[2], i_I3=inputs[3], o_O=output)
-    else:
+    kind = fpga.primitives(platform).lut
+    if kind is None:
         m.d.comb += output.eq(Const(table, 16).bit_select(Cat(*inputs), 1))
+        return output
+    init, pins, out = LUT_PINS[kind]
+    m.submodules[name] = fpga.cell(platform, kind, **{f"p_{init}": Const(table, 16)},
+                                   **{f"i_{pin}": value for pin, value in zip(pins, inputs)},
+                                   **{f"o_{out}": output})
     return output
 
 
@@ -59,9 +63,11 @@ def pfumx(m, platform, select, when_high, when_low, *, name: str) -> Signal:
     """``select ? when_high : when_low``; on ECP5 the slice multiplexer ``PFUMX``, whose two data
     inputs must then be outputs of :func:`lut4` (nextpnr packs the three into one slice)."""
     output = Signal(name=name)
-    if uses_ecp5_cells(platform):
-        m.submodules[name] = Instance("PFUMX", i_ALUT=when_high, i_BLUT=when_low, i_C0=select,
-                                      o_Z=output)
-    else:
+    kind = fpga.primitives(platform).slice_mux
+    if kind is None:
         m.d.comb += output.eq(Mux(select, when_high, when_low))
+        return output
+    high, low, sel, out = MUX_PINS[kind]
+    m.submodules[name] = fpga.cell(platform, kind, **{f"i_{high}": when_high, f"i_{low}": when_low,
+                                                      f"i_{sel}": select, f"o_{out}": output})
     return output

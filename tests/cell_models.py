@@ -1,28 +1,26 @@
 """Simulation models of the FPGA cells the cores instantiate by hand (:mod:`cipher_cores.cores.lut`,
-:mod:`cipher_cores.cores.block_ram`), so that the form of a core built for a device can be simulated against
-the reference model."""
+:mod:`cipher_cores.cores.block_ram`), and :class:`SimulationPlatform`, which supplies them through
+the seam of :mod:`cipher_cores.cores.fpga`, so that the form of a core built for a device can be
+simulated against the reference model."""
 
-import pytest
 from amaranth.hdl import Cat, Const, Elaboratable, Module, Mux, Signal, unsigned
 from amaranth.lib import memory
 
-from cipher_cores.cores import block_ram, lut
 
-
-__all__ = ["LUTCellModel", "DP16KDModel", "SBRAM40Model", "lut_cells", "dp16kd_model",
-           "block_ram_models"]
+__all__ = ["LUTCellModel", "DP16KDModel", "SBRAM40Model", "CELL_MODELS", "SimulationPlatform"]
 
 
 class LUTCellModel(Elaboratable):
-    """Stands for the ``LUT4`` and ``PFUMX`` instances :mod:`cipher_cores.cores.lut` makes on ECP5 and the
-    ``SB_LUT4`` ones it makes on iCE40, from their documented behaviour: ``Z = INIT[{D, C, B,
-    A}]``, ``Z = C0 ? ALUT : BLUT`` and ``O = LUT_INIT[{I3, I2, I1, I0}]``."""
+    """Stands for the ``LUT4`` and ``PFUMX`` cells :mod:`cipher_cores.cores.lut` makes on ECP5 and
+    the ``SB_LUT4`` ones it makes on iCE40, from their documented behaviour: ``Z = INIT[{D, C,
+    B, A}]``, ``Z = C0 ? ALUT : BLUT`` and ``O = LUT_INIT[{I3, I2, I1, I0}]``."""
     def __init__(self, kind, **kwargs):
-        self.kind, self.ports = kind, kwargs
+        assert kind in ("SB_LUT4", "LUT4", "PFUMX")
+        self.kind, self.kwargs = kind, kwargs
 
     def elaborate(self, platform):
         m = Module()
-        ports = self.ports
+        ports = self.kwargs
         if self.kind == "SB_LUT4":
             index = Cat(ports["i_I0"], ports["i_I1"], ports["i_I2"], ports["i_I3"])
             m.d.comb += ports["o_O"].eq(ports["p_LUT_INIT"].bit_select(index, 1))
@@ -36,24 +34,20 @@ class LUTCellModel(Elaboratable):
 
 
 class DP16KDModel(Elaboratable):
-    """A model of the ``DP16KD`` as :mod:`cipher_cores.cores.block_ram` configures it: true dual port,
-    1024x18 on each port (word address ``ADx13..ADx4``), ``REGMODE="OUTREG"`` (a read passes
+    """A model of the ``DP16KD`` as :mod:`cipher_cores.cores.block_ram` configures it: true dual
+    port, 1024x18 on each port (word address ``ADx13..ADx4``), ``REGMODE="OUTREG"`` (a read passes
     the address register, taken on an edge where ``CEx`` is high, then the output register,
     taken where ``OCEx`` is high), ``WRITEMODE="NORMAL"`` (a write, on an edge where ``WEx`` and
     ``CEx`` are high, leaves the output unchanged), contents from ``INITVAL_00`` ..
-    ``INITVAL_3F`` as Yosys' ECP5 mapping lays them out (checked against it below)."""
-    instances = 0
-    sites = []
-
+    ``INITVAL_3F`` as Yosys' ECP5 mapping lays them out (checked against that mapping in
+    ``tests/test_aes_ttable.py``)."""
     def __init__(self, kind, **kwargs):
         assert kind == "DP16KD"
-        self.kwargs = kwargs
-        DP16KDModel.sites.append(kwargs.get("a_BEL"))
+        self.kind, self.kwargs = kind, kwargs
         for port in "AB":
             for name, value in (("DATA_WIDTH", 18), ("REGMODE", "OUTREG"),
                                 ("CSDECODE", "0b000"), ("WRITEMODE", "NORMAL")):
                 assert kwargs[f"p_{name}_{port}"] == value
-        DP16KDModel.instances += 1
 
     def elaborate(self, platform):
         m = Module()
@@ -93,13 +87,10 @@ class SBRAM40Model(Elaboratable):
     (``READ_MODE = WRITE_MODE = 0``, ``RADDR``/``WADDR`` bits 7..0), a write of the bits ``MASK``
     leaves at 0 on an edge where ``WE`` and ``WCLKE`` are high, ``RDATA`` taken from the word at
     ``RADDR`` on an edge where ``RE`` and ``RCLKE`` are high (and held otherwise)."""
-    instances = 0
-
     def __init__(self, kind, **kwargs):
         assert kind == "SB_RAM40_4K"
         assert kwargs["p_READ_MODE"] == 0 and kwargs["p_WRITE_MODE"] == 0
-        self.kwargs = kwargs
-        SBRAM40Model.instances += 1
+        self.kind, self.kwargs = kind, kwargs
 
     def elaborate(self, platform):
         m = Module()
@@ -116,28 +107,39 @@ class SBRAM40Model(Elaboratable):
         return m
 
 
-@pytest.fixture
-def dp16kd_model(monkeypatch):
-    monkeypatch.setattr(block_ram, "Instance", DP16KDModel)
-    DP16KDModel.instances = 0
-    DP16KDModel.sites = []
-    return DP16KDModel
+#: The model of each cell, by the name :func:`cipher_cores.cores.fpga.cell` is asked for.
+CELL_MODELS = {"LUT4": LUTCellModel, "PFUMX": LUTCellModel, "SB_LUT4": LUTCellModel,
+               "DP16KD": DP16KDModel, "SB_RAM40_4K": SBRAM40Model}
 
 
-@pytest.fixture
-def lut_cells(monkeypatch):
-    """:mod:`cipher_cores.cores.lut` makes :class:`LUTCellModel` instead of its cells."""
-    monkeypatch.setattr(lut, "Instance", LUTCellModel)
+class SimulationPlatform:
+    """A platform to elaborate a core for, so that it builds the form it has on ``family``
+    (``"ice40"`` or ``"ecp5"``) and ``device`` (an Amaranth device name, which places block RAMs
+    on a die with a floorplan), with each cell a model that the simulator runs.
 
+    The cores read ``family`` and ``device`` (through :mod:`cipher_cores.cores.fpga`), and
+    :func:`cipher_cores.cores.fpga.cell` asks :meth:`get_cell` for every cell, which makes a model
+    of :data:`CELL_MODELS` and keeps it in :attr:`cells`, in the order they were made."""
+    def __init__(self, family: str, device: str | None = None):
+        self.family = family
+        self.device = device
+        self.cells = []
 
-@pytest.fixture
-def block_ram_models(monkeypatch):
-    """:mod:`cipher_cores.cores.block_ram` makes :class:`DP16KDModel` and :class:`SBRAM40Model` instead of
-    its cells; the fixture's value counts them (``{"DP16KD": n, "SB_RAM40_4K": n}``)."""
-    made = {"DP16KD": 0, "SB_RAM40_4K": 0}
+    def get_cell(self, kind: str, **kwargs):
+        if kind not in CELL_MODELS:
+            raise NotImplementedError(f"no simulation model of the {kind} cell")
+        model = CELL_MODELS[kind](kind, **kwargs)
+        self.cells.append(model)
+        return model
 
-    def model(kind, **kwargs):
-        made[kind] += 1
-        return (DP16KDModel if kind == "DP16KD" else SBRAM40Model)(kind, **kwargs)
-    monkeypatch.setattr(block_ram, "Instance", model)
-    return made
+    def count(self, kind: str) -> int:
+        """How many ``kind`` cells were made."""
+        return sum(cell.kind == kind for cell in self.cells)
+
+    @property
+    def sites(self) -> list:
+        """The ``BEL`` of each ``DP16KD`` made (``None`` for one nextpnr places)."""
+        return [cell.kwargs.get("a_BEL") for cell in self.cells if cell.kind == "DP16KD"]
+
+    def __repr__(self):
+        return f"SimulationPlatform({self.family!r}, {self.device!r})"

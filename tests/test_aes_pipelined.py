@@ -12,8 +12,8 @@ from amaranth.hdl import Fragment
 
 from cipher_cores.cores.aes import PipelinedAES
 from cipher_cores.cores.aes.gf import gf_mul
-from cipher_cores.cores.aes.pipelined import (LOOKUP_TABLE, SUB_WORD_CYCLES, ecp5_85f_floorplan,
-                                 key_expansion_plan)
+from cipher_cores.cores import fpga
+from cipher_cores.cores.aes.pipelined import LOOKUP_TABLE, SUB_WORD_CYCLES, key_expansion_plan
 from cipher_cores.cores.aes.sbox import SBOX
 from cipher_cores.cores.aes.transforms import KEY_WORDS, ROUNDS, key_word_kind, rcon
 from cipher_cores.cores.aes.vectors import FIPS197_APPENDIX_C
@@ -24,10 +24,7 @@ from .support.helpers import (LoadKey, Process, aes_oracle, check_idle_without_k
                               check_key_load_cycles, key_groups, pulse_reset, run_testbench,
                               simulate_cipher, stream_get, stream_put)
 from .support.nist import aesavs_ecb_vectors
-# The model of the DP16KD primitive, its fixture and the platforms the core asks about live
-# with the tests of cores/block_ram.py.
-from .cell_models import dp16kd_model   # noqa: F401 (a fixture)
-from .test_aes_ttable import ECP5, ECP5_85F
+from .cell_models import SimulationPlatform
 
 
 KEY_SIZES = (128, 192, 256)
@@ -294,33 +291,40 @@ def test_reset_with_blocks_in_flight_leaves_an_empty_pipe_without_key():
     run_testbench(core, testbench)
 
 
-# The ECP5 form: DP16KD instances and their sites.
+# The ECP5 form: DP16KD instances (simulated, tests/cell_models.py) and their sites.
 
-def ecp5_form(key_bits, device):
-    """The core as it is built for ``device``, every submodule elaborated for it."""
-    class ECP5Form(PipelinedAES):
-        def elaborate(self, platform):
-            return Fragment.get(super().elaborate(device()), device())
-    return ECP5Form(key_bits)
+class DeviceForm(PipelinedAES):
+    """The core as it is built for ``platform`` (a
+    :class:`~tests.cell_models.SimulationPlatform`), every submodule elaborated for it."""
+    def __init__(self, key_bits, platform):
+        self.platform = platform
+        super().__init__(key_bits)
+
+    def elaborate(self, platform):
+        return Fragment.get(super().elaborate(self.platform), self.platform)
 
 
-def test_ecp5_85f_form_with_a_model_of_dp16kd(dp16kd_model):
+def test_ecp5_85f_form_with_a_model_of_dp16kd():
     """FIPS-197 and random blocks with key changes, gaps and back-pressure through the 82
     DP16KD instances, each placed at a site of the floorplan."""
     vector = FIPS197_APPENDIX_C[0]
     rng = random.Random("ecp5-85f")
     operations = [LoadKey(vector.key), Process(vector.plaintext)]
     operations += random_operations(rng, 128, keys=2, blocks_per_key=8)
-    run = simulate_cipher(ecp5_form(128, ECP5_85F), operations, rng=rng, max_gap=2, max_stall=6)
+    platform = SimulationPlatform("ecp5", "LFE5U-85F")
+    run = simulate_cipher(DeviceForm(128, platform), operations, rng=rng, max_gap=2,
+                          max_stall=6)
     assert run.results == encryptions(operations, 128)
     assert run.results[0] == vector.ciphertext
-    assert dp16kd_model.instances == 82
-    assert sorted(dp16kd_model.sites) == sorted(ecp5_85f_floorplan(82))
+    assert platform.count("DP16KD") == len(platform.cells) == 82
+    plan = fpga.floorplan(platform, "aes.pipelined")
+    assert sorted(platform.sites) == sorted(plan.sites("rams", 82))
 
 
-def test_on_other_ecp5_devices_nextpnr_places_the_dp16kd(dp16kd_model):
-    Fragment.get(ecp5_form(128, ECP5), None)
-    assert dp16kd_model.sites == [None] * 82
+def test_on_other_ecp5_devices_nextpnr_places_the_dp16kd():
+    platform = SimulationPlatform("ecp5", "LFE5U-25F")
+    Fragment.get(DeviceForm(128, platform), None)
+    assert platform.sites == [None] * 82
 
 
 @pytest.mark.parametrize("key_bits", KEY_SIZES)
@@ -329,10 +333,11 @@ def test_block_rams_are_eight_a_round_and_two_for_the_key(key_bits):
 
 
 def test_floorplan_snakes_along_the_ram_rows():
-    sites = ecp5_85f_floorplan(192)
+    plan = fpga.floorplan(SimulationPlatform("ecp5", "LFE5U-85F"), "aes.pipelined")
+    sites = plan.sites("rams")
     assert len(set(sites)) == 192
     with pytest.raises(ValueError, match=r"^the floorplan has 192 block RAM sites, not 193$"):
-        ecp5_85f_floorplan(193)
+        plan.sites("rams", 193)
     position = [tuple(int(part[1:]) for part in site.split("/")[:2]) for site in sites]
     # Row 82 left to right, then row 70 right to left, ...: one row every 48 sites, and every
     # site a neighbour of the one before in its row.

@@ -16,7 +16,6 @@ from amaranth.lib import memory
 from amaranth.back import rtlil
 
 from cipher_cores.cores.aes import TTableAES
-from cipher_cores.cores import block_ram
 from cipher_cores.cores.block_ram import DP16KD_WIDTH, DP16KD_WORDS, dp16kd_initial_values
 from cipher_cores.cores.aes.reference import round_keys
 from cipher_cores.cores.aes.sbox import INV_SBOX, SBOX
@@ -29,7 +28,9 @@ from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.sim import simulator_with_reset
 
-from .cell_models import block_ram_models, dp16kd_model   # noqa: F401 (fixtures)
+from cipher_cores.cores import fpga
+
+from .cell_models import SimulationPlatform
 from .support.helpers import LoadKey, Process, expected_results, simulate_cipher
 from .support.nist import aesavs_ecb_vectors
 
@@ -241,7 +242,7 @@ def test_long_random_sweep_matches_pycryptodome(key_bits, tables):
     assert_clean_run(run, key_bits, operations)
 
 
-# The ECP5 form, with the DP16KD primitive simulated
+# The device forms, with the cells simulated (tests/cell_models.py)
 
 class ECP5:
     family = "ecp5"
@@ -252,17 +253,20 @@ class ECP5_85F(ECP5):
     device = "LFE5U-85F"
 
 
-class ECP5Form(TTableAES):
-    """The core as it is built for an ECP5 device, every submodule elaborated for it."""
-    device = ECP5
+class DeviceForm(TTableAES):
+    """The core as it is built for ``platform`` (a
+    :class:`~tests.cell_models.SimulationPlatform`), every submodule elaborated for it."""
+    def __init__(self, key_bits, platform, **kwargs):
+        self.platform = platform
+        super().__init__(key_bits, **kwargs)
 
     def elaborate(self, platform):
-        return Fragment.get(super().elaborate(self.device()), self.device())
+        return Fragment.get(super().elaborate(self.platform), self.platform)
 
 
 @pytest.mark.parametrize("key_bits", [
     128, pytest.param(192, marks=pytest.mark.slow), pytest.param(256, marks=pytest.mark.slow)])
-def test_ecp5_form_with_a_model_of_dp16kd(key_bits, dp16kd_model):
+def test_ecp5_form_with_a_model_of_dp16kd(key_bits):
     """The FIPS-197 vector and random blocks both ways, with back-pressure, through the
     DP16KD instances: 16 for the T-tables, 8 for the round keys, 2 for SubWord."""
     vector = FIPS197_APPENDIX_C[KEY_SIZES.index(key_bits)]
@@ -270,46 +274,50 @@ def test_ecp5_form_with_a_model_of_dp16kd(key_bits, dp16kd_model):
     operations = [LoadKey(vector.key), Process(vector.plaintext),
                   Process(vector.ciphertext, True)]
     operations += random_operations(rng, key_bits, keys=2, blocks=4)
-    core = ECP5Form(key_bits)
-    run = simulate_cipher(core, operations, rng=rng, max_gap=2, max_stall=40)
-    assert dp16kd_model.instances == 26
-    assert dp16kd_model.sites == [None] * 26        # placed by nextpnr on a 25F
+    platform = SimulationPlatform("ecp5", "LFE5U-25F")
+    run = simulate_cipher(DeviceForm(key_bits, platform), operations, rng=rng, max_gap=2,
+                          max_stall=40)
+    assert platform.count("DP16KD") == len(platform.cells) == 26
+    assert platform.sites == [None] * 26        # placed by nextpnr on a 25F
     assert_clean_run(run, key_bits, operations)
-
-
-class ICE40:
-    family = "ice40"
-
-
-class ICE40Form(ECP5Form):
-    """The core as it is built for an iCE40 device: S-box tables, and the round keys in
-    ``SB_RAM40_4K`` instances (:class:`~cipher_cores.cores.block_ram.KeyMemory`)."""
-    device = ICE40
 
 
 @pytest.mark.parametrize("key_bits", [
     128, pytest.param(192, marks=pytest.mark.slow), pytest.param(256, marks=pytest.mark.slow)])
-def test_ice40_form_with_a_model_of_sb_ram40_4k(key_bits, block_ram_models):
+def test_ice40_form_with_a_model_of_sb_ram40_4k(key_bits):
     """The FIPS-197 vector and random blocks both ways, with back-pressure, through the 8
-    SB_RAM40_4K instances of the round-key memory."""
+    SB_RAM40_4K instances of the round-key memory (:class:`~cipher_cores.cores.block_ram.KeyMemory`;
+    the S-box tables are a Memory on iCE40)."""
     vector = FIPS197_APPENDIX_C[KEY_SIZES.index(key_bits)]
     rng = random.Random(f"ice40-{key_bits}")
     operations = [LoadKey(vector.key), Process(vector.plaintext),
                   Process(vector.ciphertext, True)]
     operations += random_operations(rng, key_bits, keys=2, blocks=4)
-    run = simulate_cipher(ICE40Form(key_bits), operations, rng=rng, max_gap=2, max_stall=40)
-    assert block_ram_models == {"DP16KD": 0, "SB_RAM40_4K": 8}
+    platform = SimulationPlatform("ice40", "iCE40UP5K")
+    run = simulate_cipher(DeviceForm(key_bits, platform), operations, rng=rng, max_gap=2,
+                          max_stall=40)
+    assert platform.count("SB_RAM40_4K") == len(platform.cells) == 8
     assert_clean_run(run, key_bits, operations)
 
 
-def test_on_the_85f_every_dp16kd_has_a_site_of_the_floorplan(dp16kd_model):
-    core = type("ECP5Form85F", (ECP5Form,), {"device": ECP5_85F})(128)
-    Fragment.get(core, None)
-    plan = TTableAES.floorplan(ECP5_85F())
-    assert [len(plan[name]) for name in ("lookup", "keys", "sub_word")] == [16, 8, 2]
-    assert sorted(dp16kd_model.sites) == sorted(plan["lookup"] + plan["keys"] + plan["sub_word"])
-    assert len(set(dp16kd_model.sites)) == 26
-    assert TTableAES.floorplan(ECP5()) is None and TTableAES.floorplan(None) is None
+def test_on_the_85f_every_dp16kd_has_a_site_of_the_floorplan():
+    platform = SimulationPlatform("ecp5", "LFE5UM5G-85F")
+    Fragment.get(DeviceForm(128, platform), None)
+    plan = fpga.floorplan(platform, "aes.ttable")
+    assert [len(plan.sites(name)) for name in ("lookup", "keys", "sub_word")] == [16, 8, 2]
+    assert sorted(platform.sites) == sorted(
+        plan.sites("lookup") + plan.sites("keys") + plan.sites("sub_word"))
+    assert len(set(platform.sites)) == 26
+    assert fpga.floorplan(ECP5(), "aes.ttable") is None
+    assert fpga.floorplan(None, "aes.ttable") is None
+
+
+def test_the_s_box_form_on_the_85f_is_left_to_nextpnr():
+    # The floorplan is the T-table form's: the S-box form's 8 table, 8 round-key and 2 SubWord
+    # RAMs are placed by nextpnr.
+    platform = SimulationPlatform("ecp5", "LFE5U-85F")
+    Fragment.get(DeviceForm(128, platform, tables="sbox"), None)
+    assert platform.count("DP16KD") == 18 and platform.sites == [None] * 18
 
 
 def test_dp16kd_initial_values_are_laid_out_as_yosys_maps_a_memory(tmp_path):
@@ -354,7 +362,8 @@ def test_cycle_figures(key_bits, latency, interval, key_load):
 
 
 @pytest.mark.parametrize("platform, kind", [
-    (None, "ttable"), (ECP5(), "ttable"), (type("ICE40", (), {"family": "iCE40"})(), "sbox")])
+    (None, "ttable"), (ECP5(), "ttable"), (type("ICE40", (), {"family": "iCE40"})(), "sbox"),
+    (SimulationPlatform("ice40"), "sbox")])
 def test_auto_tables_are_t_tables_except_on_ice40(platform, kind):
     assert TTableAES(128).table_kind(platform) == kind
     assert TTableAES(128, tables="sbox").table_kind(platform) == "sbox"

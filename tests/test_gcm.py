@@ -25,7 +25,7 @@ from cipher_cores.cores.gcm.sim import GCMMessage, simulate_gcm
 from cipher_cores.cores.present import PRESENT
 from cipher_cores.cores.sim import LoadKey
 
-from .cell_models import block_ram_models  # noqa: F401 (a fixture)
+from .cell_models import SimulationPlatform
 from .support.gcm_vectors import KINDS, gcm_vectors, representative
 from .support.helpers import stream_put, ticks
 
@@ -434,13 +434,18 @@ def test_ghash_auto_is_mixed_on_ice40_only():
 
 
 class ICE40GHASH(GHASH):
-    """GHASH as built for iCE40: its tables of ``SB_RAM40_4K`` instances."""
+    """GHASH as built for iCE40: its tables of ``SB_RAM40_4K`` instances, simulated by the
+    models :attr:`platform` (a :class:`~tests.cell_models.SimulationPlatform`) supplies."""
+    def __init__(self, **kwargs):
+        self.platform = SimulationPlatform("ice40", "iCE40UP5K")
+        super().__init__(**kwargs)
+
     def elaborate(self, platform):
-        return Fragment.get(super().elaborate(ICE40()), ICE40())
+        return Fragment.get(super().elaborate(self.platform), self.platform)
 
 
 @pytest.mark.parametrize("multiplier", ["mixed", "bram"])
-def test_ghash_ice40_form_with_a_model_of_sb_ram40_4k(multiplier, block_ram_models):
+def test_ghash_ice40_form_with_a_model_of_sb_ram40_4k(multiplier):
     """On iCE40 the tables are ``SB_RAM40_4K`` instances (Yosys' mapping of a Memory would add a
     flip-flop and a LUT a bit): with a model of the RAM, the fill after H and the look-ups
     give Algorithm 2's values, for two values of H (a simulation each)."""
@@ -455,7 +460,9 @@ def test_ghash_ice40_form_with_a_model_of_sb_ram40_4k(multiplier, block_ram_mode
             expected.append(y)
         assert [state for state, _ in states] == expected
         assert edges[0] - 1 == ghash.h_load_cycles
-    assert block_ram_models["SB_RAM40_4K"] == 2 * (8 if multiplier == "mixed" else 16)
+    # Two simulations, each elaborating the tables: 8 RAMs a table.
+    assert ghash.platform.count("SB_RAM40_4K") == len(ghash.platform.cells) == \
+        2 * (8 if multiplier == "mixed" else 16)
 
 
 def test_ghash_bad_parameters():

@@ -4,6 +4,7 @@ cycle table and the encrypt-only core. The stream contract and the measured cycl
 checked on every configuration in ``tests/test_contract.py``."""
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -11,9 +12,9 @@ from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.present import PRESENT, ROUNDS_PER_CYCLE
 from cipher_cores.cores.present.reference import encrypt_block
-from cipher_cores.cores.present.tables import KEY_SIZES
+from cipher_cores.cores.present.tables import BLOCK_BITS, KEY_SIZES
 
-from .cell_models import lut_cells   # noqa: F401 (a fixture)
+from .cell_models import SimulationPlatform
 from .support.helpers import random_run as shared_random_run
 from .support.helpers import (Process, check_output_holds, expected_results, key_groups,
                               random_operations, run_testbench, simulate_cipher, vector_operations)
@@ -117,39 +118,38 @@ def test_random_blocks_with_key_changes_match_reference(key_bits, rounds_per_cyc
     assert run.results == expected_results(config, operations)
 
 
-class ICE40:
-    """Stands for an iCE40 platform where only its ``family`` is read."""
-    family = "ice40"
-
-
-class ECP5:
-    """Stands for an ECP5 platform where only its ``family`` is read."""
-    family = "ecp5"
-
-
 class DeviceForm(PRESENT):
-    """The core as it is built for ``device``: on iCE40 the final key register copied from K
-    rather than from K's next value and `key_loaded` an ``SB_LUT4`` cell; on ECP5 state and key
-    bits of LUT4 and PFUMX cells (:mod:`cipher_cores.cores.lut`); encrypt-only on iCE40, the handshake of
-    ``SB_LUT4`` cells and the state's clock enable in copies; the cells simulated with
-    :class:`~tests.cell_models.LUTCellModel`."""
-    def __init__(self, device, key_bits, rounds_per_cycle, decrypt=True):
-        self._device = device
+    """The core as it is built for ``family`` (``"ice40"`` or ``"ecp5"``): on iCE40 the final key
+    register copied from K rather than from K's next value and `key_loaded` an ``SB_LUT4`` cell;
+    on ECP5 state and key bits of LUT4 and PFUMX cells (:mod:`cipher_cores.cores.lut`);
+    encrypt-only on iCE40, the handshake of ``SB_LUT4`` cells and the state's clock enable in
+    copies; the cells simulated with :class:`~tests.cell_models.LUTCellModel`, which a
+    :class:`~tests.cell_models.SimulationPlatform` (:attr:`platform`) supplies."""
+    def __init__(self, family, key_bits, rounds_per_cycle, decrypt=True):
+        self.platform = SimulationPlatform(family)
         super().__init__(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)
 
     def elaborate(self, platform):
-        return super().elaborate(self._device())
+        return super().elaborate(self.platform)
 
 
-@pytest.mark.parametrize("device", [ICE40, ECP5], ids=["ice40", "ecp5"])
+@pytest.mark.parametrize("family", ["ice40", "ecp5"])
 @pytest.mark.parametrize("key_bits, rounds_per_cycle", [
     (80, 1), pytest.param(128, 1, marks=pytest.mark.slow), (80, 4)])   # 128 bits: -m slow
-def test_device_form_matches_reference(device, key_bits, rounds_per_cycle, lut_cells):
+def test_device_form_matches_reference(family, key_bits, rounds_per_cycle):
     config, _, operations, _ = random_run(key_bits, rounds_per_cycle)
     vectors = vector_operations(config)
     for ops in (operations, vectors):
-        run = simulate_cipher(DeviceForm(device, key_bits, rounds_per_cycle), ops)
+        core = DeviceForm(family, key_bits, rounds_per_cycle)
+        run = simulate_cipher(core, ops)
         assert run.results == expected_results(config, ops)
+    cells = Counter(cell.kind for cell in core.platform.cells)
+    if family == "ice40":
+        assert cells == {"SB_LUT4": 1}                  # `key_loaded`
+    elif rounds_per_cycle == 1:
+        assert cells["PFUMX"] == BLOCK_BITS + key_bits   # a slice per state bit and key bit
+    else:
+        assert set(cells) == {"LUT4"}
 
 
 class FormConfig:
@@ -169,10 +169,10 @@ class FormConfig:
 @pytest.mark.parametrize("check", [
     check_stream_rules, check_figures, check_no_block_before_first_key, check_key_waits_for_idle,
     check_waiting_key_goes_first, check_reset], ids=lambda check: check.__name__[6:])
-def test_encrypt_only_ice40_form_keeps_the_contract(check, lut_cells):
+def test_encrypt_only_ice40_form_keeps_the_contract(check):
     # On iCE40 the encrypt-only core has a handshake of its own (SB_LUT4 cells, `running` and
     # `output_valid` standing for the idle flag) and its state's clock enable in copies.
-    check(FormConfig(present_config(80, 1, decrypt=False), ICE40))
+    check(FormConfig(present_config(80, 1, decrypt=False), "ice40"))
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.present import KeyTablePRESENT
 from cipher_cores.cores.present.tables import KEY_SIZES
 
-from .cell_models import block_ram_models, lut_cells   # noqa: F401 (fixtures)
+from .cell_models import SimulationPlatform
 from .support.helpers import random_run as shared_random_run
 from .support.helpers import (expected_results, present_configurations, reference, run_testbench,
                               simulate_cipher, stream_get, stream_put, ticks, vector_operations)
@@ -107,41 +107,40 @@ def test_a_late_block_of_the_other_direction_waits_for_its_round_keys():
                        for block, direction in zip(blocks, directions)]
 
 
-# The forms built for the devices, their cells simulated.
-
-class ICE40:
-    family = "ice40"
-
-
-class ECP5:
-    family = "ecp5"
-
+# The forms built for the devices, their cells simulated (tests/cell_models.py).
 
 class DeviceForm(KeyTablePRESENT):
-    """The core as built for ``device``: its state bits of LUT cells (:mod:`cipher_cores.cores.lut`) and, on
-    ECP5, its table of ``DP16KD`` instances (:mod:`cipher_cores.cores.block_ram`)."""
-    def __init__(self, device, key_bits, decrypt):
-        self._device = device
+    """The core as built for ``platform`` (a :class:`~tests.cell_models.SimulationPlatform`): its
+    state bits of LUT cells (:mod:`cipher_cores.cores.lut`) and its table of ``DP16KD`` (ECP5) or
+    ``SB_RAM40_4K`` (iCE40) instances (:mod:`cipher_cores.cores.block_ram`)."""
+    def __init__(self, platform, key_bits, decrypt):
+        self._platform = platform
         super().__init__(key_bits, decrypt=decrypt)
 
     def elaborate(self, platform):
-        return Fragment.get(super().elaborate(self._device()), self._device())
+        return Fragment.get(super().elaborate(self._platform), self._platform)
 
 
-@pytest.mark.parametrize("device, key_bits, decrypt", [
-    (ICE40, 80, True), (ECP5, 80, True),
+@pytest.mark.parametrize("family, key_bits, decrypt", [
+    ("ice40", 80, True), ("ecp5", 80, True),
     # (The cell models simulate slowly, about 35 s a case.)
-    pytest.param(ICE40, 80, False, marks=pytest.mark.slow),
-    pytest.param(ECP5, 80, False, marks=pytest.mark.slow),
-    pytest.param(ICE40, 128, True, marks=pytest.mark.slow),
-    pytest.param(ECP5, 128, True, marks=pytest.mark.slow),
+    pytest.param("ice40", 80, False, marks=pytest.mark.slow),
+    pytest.param("ecp5", 80, False, marks=pytest.mark.slow),
+    pytest.param("ice40", 128, True, marks=pytest.mark.slow),
+    pytest.param("ecp5", 128, True, marks=pytest.mark.slow),
 ], ids=["ice40-80", "ecp5-80", "ice40-80-encrypt-only", "ecp5-80-encrypt-only", "ice40-128",
         "ecp5-128"])
-def test_device_form_matches_reference(device, key_bits, decrypt, lut_cells, block_ram_models):
+def test_device_form_matches_reference(family, key_bits, decrypt):
     config, _, operations, _ = random_run(key_bits, decrypt)
     # (The cell models simulate slowly: four blocks under the first key, two under the next.)
     operations = operations[:5] + operations[7:10]
-    run = simulate_cipher(DeviceForm(device, key_bits, decrypt), operations)
+    platform = SimulationPlatform(family)
+    run = simulate_cipher(DeviceForm(platform, key_bits, decrypt), operations)
     assert run.results == expected_results(config, operations)
-    assert block_ram_models == ({"DP16KD": 4, "SB_RAM40_4K": 0} if device is ECP5 else
-                                {"DP16KD": 0, "SB_RAM40_4K": 4})
+    rams = {"ecp5": "DP16KD", "ice40": "SB_RAM40_4K"}
+    assert platform.count(rams[family]) == 4
+    assert platform.count(rams["ice40" if family == "ecp5" else "ecp5"]) == 0
+    # Every state bit's next value is LUT cells (and on ECP5 with decryption, PFUMXes).
+    luts = {"ecp5": "LUT4", "ice40": "SB_LUT4"}
+    assert platform.count(luts[family]) >= 64
+    assert platform.count("PFUMX") == (64 if family == "ecp5" and decrypt else 0)

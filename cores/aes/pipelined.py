@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 
 from .base import AESCipher
-from ..block_ram import RegisteredRom, ecp5_85f_site
+from .. import fpga
+from ..block_ram import RegisteredRom
 from .gf import xtime
 from .reference import check_key_bits
 from .round import join_bytes, state_bytes
@@ -22,7 +23,7 @@ from .transforms import KEY_WORDS, MIX_COLUMNS, ROUNDS, SHIFT_ROWS, key_word_kin
 
 
 __all__ = ["LOOKUP_TABLE", "KeyStep", "SUB_WORD_CYCLES", "key_expansion_plan", "SECTION_ROUNDS",
-           "FLOORPLAN_ROWS", "ecp5_85f_floorplan", "PipelinedAES"]
+           "PipelinedAES"]
 
 
 #: The table every look-up reads: ``S(x)`` in bits 7..0 and ``{02}·S(x)`` in bits 15..8.
@@ -65,27 +66,6 @@ def key_expansion_plan(key_bits: int) -> tuple:
     return tuple(plan)
 
 
-#: The block RAM rows of the ECP5 85F die, in the order the floorplan fills them.
-FLOORPLAN_ROWS = (82, 70, 46, 22)
-
-
-def ecp5_85f_floorplan(count: int) -> list:
-    """``count`` block RAM sites of the ECP5 85F die (nextpnr ``BEL`` names, see
-    :func:`~cipher_cores.cores.block_ram.ecp5_85f_site`) along one snake: row 82 left to right, row 70
-    right to left, and so on, so that consecutive sites are neighbours. Each row gives its first
-    12 groups of 4 sites (six rounds of 8 RAMs): a round split between two rows had the critical
-    path."""
-    sites = []
-    for index, row in enumerate(FLOORPLAN_ROWS):
-        order = (lambda values: values) if index % 2 == 0 else reversed
-        for group in order(range(12)):
-            for k in order(range(4)):
-                sites.append(ecp5_85f_site(row, group, k))
-    if count > len(sites):
-        raise ValueError(f"the floorplan has {len(sites)} block RAM sites, not {count}")
-    return sites[:count]
-
-
 class PipelinedAES(AESCipher):
     """AES-128/192/256 encryption (FIPS-197) with every round unrolled: a new block can enter
     on every clock edge.
@@ -124,8 +104,9 @@ class PipelinedAES(AESCipher):
     expansion.
 
     On the ECP5 85F die (``LFE5U-85F``, ``LFE5UM-85F``, ``LFE5UM5G-85F``) the block RAMs are
-    placed by the core (:func:`ecp5_85f_floorplan`): round after round along the RAM rows, so
-    that each round's RAMs are neighbours. Elsewhere the placer chooses. ``DP16KD`` are
+    placed by the die's floorplan (:func:`cipher_cores.cores.fpga.floorplan`,
+    ``"aes.pipelined"``): round after round along the RAM rows, so that each round's RAMs are
+    neighbours. Elsewhere the placer chooses. ``DP16KD`` are
     instantiated on every ECP5 (for their output registers); elsewhere the tables are
     :class:`~amaranth.lib.memory.Memory` (the core needs 8 Nr + 2 block RAMs: 82, 98 or 114,
     which no iCE40 has).
@@ -267,13 +248,13 @@ class PipelinedAES(AESCipher):
             m.d.sync += occupancy.eq(Cat(occupancy[1:], C(0, 1)))
         m.d.comb += self.key.ready.eq(occupancy[0])
 
-        # On the ECP5 85F die the RAMs go in a row, round after round, then the key's two: left to
-        # itself, nextpnr scattered each round's RAMs over the die (91 MHz, every critical path
-        # a route of 4 to 6 ns between a round's RAMs).
+        # Where the die has a floorplan (the ECP5 85F), the RAMs go in a row, round after round,
+        # then the key's two: left to itself, nextpnr scattered each round's RAMs over the die
+        # (91 MHz, every critical path a route of 4 to 6 ns between a round's RAMs).
         sites = [None] * self.block_rams
-        if getattr(platform, "family", None) == "ecp5" and \
-                str(getattr(platform, "device", "")).endswith("-85F"):
-            sites = ecp5_85f_floorplan(self.block_rams)
+        floorplan = fpga.floorplan(platform, "aes.pipelined")
+        if floorplan is not None:
+            sites = floorplan.sites("rams", self.block_rams)
 
         round_keys = self._key_expansion(m, load_key, settled, settled_next, sites[8 * nr:])
 

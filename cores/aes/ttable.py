@@ -9,7 +9,8 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from .base import AESCipher
-from ..block_ram import KeyMemory, RegisteredRom, ecp5_85f_site, uses_dp16kd
+from .. import fpga
+from ..block_ram import KeyMemory, RegisteredRom
 from .gf import gf_mul
 from .reference import check_key_bits
 from .round import column_transform, join_bytes, mix_columns, shift_rows, state_bytes, xtime
@@ -377,29 +378,11 @@ class TTableAES(AESCipher):
         last_start = expansion_edges(self._key_bits) + 2 + turn * (nr // STAGES) + nr % STAGES
         return last_start + turn + 2
 
-    @staticmethod
-    def floorplan(platform) -> dict | None:
-        """Where the ``DP16KD`` go on an ECP5 85F die (``None`` elsewhere): the 16 T-table RAMs
-        in four neighbouring groups in the middle of a block RAM row, the round-key RAMs in the
-        groups either side of them and the SubWord S-boxes next to those, so that the loop's
-        paths from and to the RAMs stay short (left to nextpnr, the RAMs spread over the die
-        and the loop's wires took 4 ns)."""
-        if not (uses_dp16kd(platform) and str(getattr(platform, "device", "")).endswith("-85F")):
-            return None
-        row = 70
-
-        def groups(*numbers):
-            return [ecp5_85f_site(row, group, index) for group in numbers for index in range(4)]
-
-        return {"lookup": groups(5, 6, 7, 8), "keys": groups(4, 9),
-                "sub_word": groups(10)[:2]}
-
     def table_kind(self, platform) -> str:
         """The tables built for ``platform``: ``"ttable"`` or ``"sbox"``."""
         if self._tables != "auto":
             return self._tables
-        family = str(getattr(platform, "family", "")).lower()
-        return "sbox" if family == "ice40" else "ttable"
+        return "sbox" if fpga.family(platform) == "ice40" else "ttable"
 
     def elaborate(self, platform):
         m = Module()
@@ -424,13 +407,18 @@ class TTableAES(AESCipher):
         result = Signal(128)
         result_valid = Signal()
 
-        floorplan = self.floorplan(platform) if ttable else None
-        m.submodules.expansion = expansion = KeyExpansion(
-            self._key_bits, sites=floorplan and floorplan["sub_word"])
-        m.submodules.keys = keys = KeyMemory(sites=floorplan and floorplan["keys"])
+        # Where the die has a floorplan for the T-table form (the ECP5 85F), its RAMs are
+        # placed by it (see cipher_cores.cores.fpga): the loop's paths stay short.
+        floorplan = fpga.floorplan(platform, "aes.ttable") if ttable else None
+
+        def sites(group):
+            return floorplan.sites(group) if floorplan else None
+
+        m.submodules.expansion = expansion = KeyExpansion(self._key_bits, sites=sites("sub_word"))
+        m.submodules.keys = keys = KeyMemory(sites=sites("keys"))
         if ttable:
             m.submodules.lookup = lookup = RegisteredRom(
-                T_TABLE, width=32, ports=16, sites=floorplan and floorplan["lookup"])
+                T_TABLE, width=32, ports=16, sites=sites("lookup"))
         else:
             m.submodules.lookup = lookup = RegisteredRom(S_TABLE, width=8, ports=16)
 

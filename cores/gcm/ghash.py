@@ -27,12 +27,12 @@ bit 0, the most significant bit of byte 0, is ``x**0``).
 
 from __future__ import annotations
 
-from amaranth.hdl import C, Cat, ClockSignal, Instance, Module, Mux, ResetSignal, Signal, \
-    unsigned
+from amaranth.hdl import C, Cat, ClockSignal, Module, Mux, ResetSignal, Signal, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..block_ram import sb_ram40_4k, uses_sb_ram40_4k
+from .. import fpga
+from ..block_ram import sb_ram40_4k
 from .field import BLOCK_BITS, reduce_wide, times_x_power
 
 
@@ -122,10 +122,11 @@ def _copies(m, platform, name: str, value, *, enable, clear=None) -> list:
     """``COPIES`` registers that load ``value`` on each edge where ``enable`` is high and are
     cleared (before ``enable``) where ``clear`` is, or by the domain's reset; their outputs.
 
-    On ECP5 they are ``TRELLIS_FF`` instances marked ``keep``: registers with the same inputs
+    On ECP5 (where :func:`~cipher_cores.cores.fpga.primitives` names ``TRELLIS_FF`` as the
+    kept flip-flop) they are ``TRELLIS_FF`` cells marked ``keep``: registers with the same inputs
     would be merged into one by synthesis (``opt_merge``), and a ``keep`` on a signal does not
     stop it. Elsewhere (and in simulation) one register stands for all the copies."""
-    if str(getattr(platform, "family", "")).lower() != "ecp5":
+    if fpga.primitives(platform).kept_flip_flop != "TRELLIS_FF":
         register = Signal(len(value), name=name)
         with m.If(enable):
             m.d.sync += register.eq(value)
@@ -142,8 +143,8 @@ def _copies(m, platform, name: str, value, *, enable, clear=None) -> list:
     for k in range(COPIES):
         register = Signal(len(value), name=f"{name}_{k}")
         for i in range(len(value)):
-            m.submodules[f"{name}_{k}_{i}"] = Instance(
-                "TRELLIS_FF", a_keep=1, p_GSR="DISABLED", p_CEMUX="CE", p_CLKMUX="CLK",
+            m.submodules[f"{name}_{k}_{i}"] = fpga.cell(
+                platform, "TRELLIS_FF", a_keep=1, p_GSR="DISABLED", p_CEMUX="CE", p_CLKMUX="CLK",
                 p_LSRMUX="LSR", p_SRMODE="LSR_OVER_CE", p_REGSET="RESET",
                 i_CLK=ClockSignal("sync"), i_LSR=lsr, i_CE=ce, i_DI=d[i], o_Q=register[i])
         registers.append(register)
@@ -240,7 +241,7 @@ class GHASH(wiring.Component):
         platform's ``family`` is iCE40 and the digit has 16 bits or more, else ``"bram"``)."""
         if self._multiplier != "auto":
             return self._multiplier
-        ice40 = str(getattr(platform, "family", "")).lower() == "ice40"
+        ice40 = fpga.family(platform) == "ice40"
         return "mixed" if ice40 and self._digit_bits >= 2 * TABLE_BITS else "bram"
 
     @property
@@ -565,14 +566,14 @@ class GHASH(wiring.Component):
             data = times_x_power(written, TABLE_BITS * (j - in_logic))
             words = []
             for k in range(BLOCK_BITS // 16):
-                if uses_sb_ram40_4k(platform):
+                if fpga.primitives(platform).block_ram == "SB_RAM40_4K":
                     # By hand: Yosys' mapping of the Memory below emulates what a read of the
                     # word being written returns with a flip-flop and a LUT per bit, and that
                     # read is never used here (a fill step writes T[2n] or T[2n + 1] and uses
                     # the T[n] read on the edge before).
                     word = Signal(16, name=f"table{j}_{k}_data")
                     m.submodules[f"table{j}_{k}"] = sb_ram40_4k(
-                        read_addr=address, read_en=C(1, 1), read_data=word,
+                        platform, read_addr=address, read_en=C(1, 1), read_data=word,
                         write_addr=address, write_en=writing,
                         write_data=data[16 * k:16 * (k + 1)])
                     words.append(word)

@@ -2,7 +2,8 @@
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 
-from ..lut import lut4, pfumx, uses_ecp5_cells
+from .. import fpga
+from ..lut import lut4, pfumx
 from .base import PRESENTCipher
 from .round import Round
 from .tables import (BLOCK_BITS, COUNTER_BITS, INV_SBOX, KEY_COUNTER_LSB, KEY_ROTATION,
@@ -10,10 +11,6 @@ from .tables import (BLOCK_BITS, COUNTER_BITS, INV_SBOX, KEY_COUNTER_LSB, KEY_RO
 
 
 __all__ = ["ROUNDS_PER_CYCLE", "PRESENT"]
-
-
-def _family(platform) -> str:
-    return str(getattr(platform, "family", "")).lower()
 
 
 def _key_update_cells(m, platform, key, counter, backward):
@@ -202,7 +199,11 @@ class PRESENT(PRESENTCipher):
         remainder = ROUNDS - (cycles - 1) * per_cycle
         decrypt = self._decrypt
         # The encrypt-only core on iCE40 takes its control from LUT cells (see `handshake`).
-        ice40_encrypt_only = not decrypt and _family(platform) == "ice40"
+        ice40 = fpga.family(platform) == "ice40"
+        ice40_encrypt_only = not decrypt and ice40
+        # Whether a slice holds two LUTs and a multiplexer between them (ECP5's PFUMX), of
+        # which the decrypting core builds its state and key bits (see `datapath`).
+        slice_cells = fpga.primitives(platform).slice_mux is not None
 
         # Every select of the datapath below is a register (or, for the key capture, the key
         # stream's own `valid`): of what the streams decide in the cycle, only the state's
@@ -289,7 +290,7 @@ class PRESENT(PRESENTCipher):
             state_next = Signal(BLOCK_BITS)
             block = self.input.payload.block
             offset = key_bits - BLOCK_BITS      # state bit i adds key bit i + offset
-            if decrypt and uses_ecp5_cells(platform) and per_cycle == 1:
+            if decrypt and slice_cells and per_cycle == 1:
                 # On ECP5 each state bit, and each key bit the schedule only moves, is one
                 # slice: a LUT4 for the running value, one for the start, and the slice's PFUMX
                 # choosing between them, into the slice's flip-flop. The cells are placed by
@@ -382,7 +383,7 @@ class PRESENT(PRESENTCipher):
             with m.If(self.key.valid):
                 m.d.sync += key_first.eq(self.key.payload)
             if decrypt:
-                if _family(platform) == "ice40":
+                if ice40:
                     # Copied from K the edge after the expansion, not from K's next value with
                     # it: on iCE40 that value's LUTs then feed one flip-flop each, K's, in their
                     # own logic cells (+10 % Fmax on HX8K). On ECP5 the LUT-less copy disturbs
@@ -450,7 +451,7 @@ class PRESENT(PRESENTCipher):
                 load_block.eq(self.input.valid & self.input.ready),
                 take_output.eq(output_valid & self.output.ready),
             ]
-            if _family(platform) == "ice40":
+            if ice40:
                 # One LUT into the flip-flop's D, in its own logic cell: as a clock enable (what
                 # synthesis makes of `If(load_key)`) the key stream's `valid`, which comes from
                 # afar, took a LUT and the slow route to the logic block's enable (iCE40 HX8K,
@@ -494,7 +495,7 @@ class PRESENT(PRESENTCipher):
         # With decryption on ECP5, one LUT each from the shared `load_block` (the delay-driven
         # mapper would otherwise rebuild the whole handshake in front of every copy: 8 LUT4s a
         # copy, 96 in all with `advancing`).
-        by_hand = decrypt and uses_ecp5_cells(platform)
+        by_hand = decrypt and slice_cells
         if ice40_encrypt_only:
             # `running` is the first copy.
             m.d.comb += running.eq(running_copies[0])

@@ -2,8 +2,9 @@
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
+from .. import fpga
 from ..block_ram import RegisteredRam
-from ..lut import lut4, pfumx, uses_ecp5_cells, uses_lut_cells
+from ..lut import lut4, pfumx
 from .base import PRESENTCipher
 from .key_schedule import round_key, update_key
 from .round import p_layer, s_layer
@@ -159,7 +160,7 @@ class KeyTablePRESENT(PRESENTCipher):
         # (cipher_cores.cores.lut), so that the table's read enables are two LUT levels from the streams
         # (HX8K: 177 -> 195 MHz); on ECP5 the LUT mapper does better by itself (226 MHz, 203
         # with the cells).
-        ice40 = str(getattr(platform, "family", "")).lower() == "ice40"
+        ice40 = fpga.family(platform) == "ice40"
         offered, room = Signal(), Signal()
         if ice40:
             m.d.comb += [
@@ -268,7 +269,7 @@ class KeyTablePRESENT(PRESENTCipher):
 
         block = self.input.payload.block
         state_next = Signal(BLOCK_BITS)
-        if uses_lut_cells(platform):
+        if fpga.primitives(platform).lut is not None:
             self._cells(m, platform, state, block, round_key_word,
                         decrypting if decrypt else None, select, state_next)
         else:
@@ -312,7 +313,7 @@ class KeyTablePRESENT(PRESENTCipher):
             running_value = lut4(m, platform, lambda back, f, b, k: (b if back else f) ^ k,
                                  [decrypting, forward[i], backward[i], key[i]],
                                  name=f"state_round_{i}")
-            if uses_ecp5_cells(platform):
+            if fpga.primitives(platform).slice_mux is not None:
                 # The round LUT, the load LUT and the slice's PFUMX between them: one slice.
                 load_value = lut4(m, platform, lambda data, k, *_: data ^ k, [block[i], key[i]],
                                   name=f"state_load_{i}")
