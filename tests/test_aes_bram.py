@@ -18,11 +18,13 @@ from cipher_cores.cores.gcm.sim import simulate_gcm
 from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.modes import Mode
 
+from .support.mode_sim import check_vectors
 from .support.nist_modes import MODE_FILE_KINDS, mode_vectors, sp800_38a_ctr_vectors
-from .test_aes_compact import KEY_SIZES
 from .test_gcm import check_against_pycryptodome
 from .test_gcm import random_operations as gcm_random_operations
-from .test_modes import check_vectors
+
+
+KEY_SIZES = tuple(ROUNDS)
 
 
 # Our wrappers hold the payload while they wait, as the core needs.
@@ -52,7 +54,7 @@ def test_gcm_around_the_encrypt_only_core_matches_pycryptodome():
 def test_signature_and_cycle_figures(key_bits):
     core = BlockRamAES(key_bits)
     assert core.signature == BlockCipherSignature(128, key_bits)
-    assert (core.key_bits, core.decrypt, core.block_rams) == (key_bits, True, 4)
+    assert (core.key_bits, core.decrypts, core.block_rams) == (key_bits, True, 4)
     nr = ROUNDS[key_bits]
     # Eight cycles a round from the first payload read (the transfer is on the eighth), two more
     # to the last S-box look-up, one in "Done" with the result.

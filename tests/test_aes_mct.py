@@ -30,12 +30,10 @@ from cipher_cores.cores.aes import AES
 from cipher_cores.cores.sim import LoadKey, Process
 from cipher_cores.cores.sim.cxxrtl import ProcessPrevious, compile_model, run_model
 
-from .support.nist import aesavs_mct_records
+from .support.nist import INNER, OUTER, aesavs_mct_records, next_key
 
 
 KEY_SIZES = (128, 192, 256)
-OUTER = 100
-INNER = 1000
 BLOCK_MASK = (1 << 128) - 1
 
 directions = pytest.mark.parametrize("decrypt", [False, True], ids=["encrypt", "decrypt"])
@@ -48,15 +46,6 @@ class Iteration:
     key: int
     given: int
     result: int
-
-
-def next_key(key: int, key_bits: int, second_last: int, last: int) -> int:
-    """The AESAVS ECB MCT key update from the last two results of an outer iteration."""
-    if key_bits == 128:
-        return key ^ last
-    if key_bits == 192:
-        return key ^ (((second_last & ((1 << 64) - 1)) << 128) | last)
-    return key ^ ((second_last << 128) | last)
 
 
 def ecb_mct(key_bits: int, decrypt: bool, key: int, block: int, chain) -> list:

@@ -7,7 +7,7 @@ values of the ``{CBC,CFB128,OFB}MCT{128,192,256}.rsp`` files.
 The algorithm is that of the AESAVS document for the chaining modes: for each of 100 outer
 iterations, one message of 1000 blocks under one key and IV, in which block 0 is the given
 input, block 1 is the IV and every later block ``j + 1`` is the result of block ``j - 1``; then
-the key is XORed with the last results as in ECB (see :func:`tests.test_aes_mct.next_key`), the
+the key is XORed with the last results as in ECB (see :func:`tests.support.nist.next_key`), the
 last result becomes the IV and the second-to-last result the next given input.
 
 The mode runs each whole message: one run of the compiled model per outer iteration, on
@@ -25,8 +25,7 @@ from cipher_cores.cores.modes import Mode, ModeOfOperation
 from cipher_cores.cores.sim import LoadKey
 from cipher_cores.cores.sim.cxxrtl import PutInput, compile_model, run_model
 
-from .support.nist import aesavs_mct_records
-from .test_aes_mct import INNER, OUTER, next_key
+from .support.nist import INNER, OUTER, aesavs_mct_records, next_key
 
 
 KEY_SIZES = (128, 192, 256)

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from amaranth.sim import Simulator
 
-from cipher_cores.cores.modes import Mode
+from cipher_cores.cores.aes import AES
+from cipher_cores.cores.modes import Mode, ModeOfOperation
 from cipher_cores.cores.sim import stream_monitor, stream_put
 
 
-__all__ = ["Key", "Message", "ModeRun", "simulate_mode"]
+__all__ = ["Key", "Message", "ModeRun", "simulate_mode", "check_vectors"]
 
 
 @dataclass(frozen=True)
@@ -107,3 +108,25 @@ def simulate_mode(engine, operations, *, rng=None, max_gap=0, max_stall=0, max_e
     assert not logs["input"].violations and not logs["output"].violations
     return ModeRun(results, [(first, last) for _, first, last in out],
                    logs["input"].edges, logs["output"].edges)
+
+
+def check_vectors(key_bits, groups, *, core=None, **kwargs):
+    """Run ``groups`` ((Mode, vectors) pairs) through one :class:`ModeOfOperation` with all modes
+    around ``core`` (``AES(key_bits)`` by default), in one simulation, reloading the key only
+    when it changes, and check each result against the vector's (NIST vectors of
+    :mod:`tests.support.nist_modes`: ``key``, ``iv``, ``decrypt``, ``given``, ``expected``,
+    ``length`` in bytes)."""
+    operations, key, checked = [], None, []
+    for mode, vectors in groups:
+        for vector in vectors:
+            if vector.key != key:
+                operations.append(Key(vector.key))
+                key = vector.key
+            operations.append(Message(mode, vector.decrypt, vector.iv, vector.given))
+            checked.append(vector)
+    run = simulate_mode(ModeOfOperation(core or AES(key_bits)), operations, **kwargs)
+    for vector, result in zip(checked, run.results, strict=True):
+        got = b"".join(block.to_bytes(16, "big") for block in result)[:vector.length]
+        want = b"".join(block.to_bytes(16, "big") for block in vector.expected)[:vector.length]
+        assert got == want, vector.source
+    return run

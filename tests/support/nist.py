@@ -8,7 +8,7 @@ from cipher_cores.cores.cavp import parse_rsp
 
 
 __all__ = ["AesVector", "split_blocks", "parse_rsp", "aesavs_ecb_path", "aesavs_ecb_vectors",
-           "MctRecord", "aesavs_mct_path", "aesavs_mct_records"]
+           "MctRecord", "aesavs_mct_path", "aesavs_mct_records", "OUTER", "INNER", "next_key"]
 
 
 @dataclass(frozen=True)
@@ -159,3 +159,19 @@ def aesavs_mct_records(mode: str, key_bits: int) -> list:
             ciphertext=int(record["CIPHERTEXT"], 16),
         ))
     return records
+
+
+#: The AESAVS Monte Carlo loops: ``OUTER`` iterations (one record of the file each), each of
+#: ``INNER`` chained block operations under one key.
+OUTER = 100
+INNER = 1000
+
+
+def next_key(key: int, key_bits: int, second_last: int, last: int) -> int:
+    """The AESAVS Monte Carlo key update (the same for ECB and the chaining modes) from the last
+    two results of an outer iteration."""
+    if key_bits == 128:
+        return key ^ last
+    if key_bits == 192:
+        return key ^ (((second_last & ((1 << 64) - 1)) << 128) | last)
+    return key ^ ((second_last << 128) | last)
