@@ -250,6 +250,15 @@ class CoreConfig:
         base = f"{self.spec.title}-{self.key_bits}"
         return [paper for paper in self.spec.papers if paper.compares_with == base]
 
+    def cycles(self, *, blocks: int | None = None, seed: int = 1):
+        """The core's :class:`~cipher_cores.cores.sim.cycles.CycleFigures`, simulated on
+        ``blocks`` random blocks each way (6 by default) and checked against the reference model
+        (:func:`~cipher_cores.cores.sim.cycles.core_cycles`)."""
+        # Imported here: the catalog is read by every cipher package, and most of its users
+        # never simulate.
+        from .sim.cycles import core_cycles
+        return core_cycles(self, blocks=6 if blocks is None else blocks, seed=seed)
+
     def to_dict(self) -> dict:
         return {"core": self.spec.name, "key_bits": self.key_bits, **self.all_options()}
 

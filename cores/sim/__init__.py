@@ -12,7 +12,8 @@ report are the ones the tests check.
 * :mod:`.cxxrtl`: the compiled back end (converting, compiling, caching and running a design
   with a C++ driver; the block cipher's driver is ``cipher_driver.cpp``);
 * :mod:`.stream_driver`: the compiled driver for any set of streams (``stream_driver.cpp``);
-* :mod:`.simulate`: :func:`simulate_cipher`, one entry point to both back ends.
+* :mod:`.simulate`: :func:`simulate_cipher`, one entry point to both back ends;
+* :mod:`.cycles`: a core's cycle figures, measured with it and checked against its model.
 
 All counts are clock edges of the ``sync`` domain, numbered from 1 at the first edge of the
 simulation. A *transfer edge* is an edge at which a stream's ``valid`` and ``ready`` were both high.

@@ -46,6 +46,8 @@ from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .measure import CycleFigures
+
 
 __all__ = ["PREFIX", "ExternalDescription", "ExternalConfig", "ExternalCore", "load_description",
            "verilog_ports", "data_members"]
@@ -265,9 +267,8 @@ class ExternalCore(wiring.Component):
 
 @dataclass(frozen=True)
 class ExternalConfig:
-    """A report target for a described Verilog core: what the flow uses of a configuration
-    (``label``, ``slug``, ``text``, ``block_bits``, ``key_bits``, ``decrypts``, ``build()``,
-    ``papers()``, ``to_dict()``), like :class:`~cipher_cores.cores.catalog.CoreConfig`."""
+    """A report target (:class:`~cipher_cores.scripts.flow.targets.Target`) for a described
+    Verilog core, whose cycle figures are those its description declares."""
     description: ExternalDescription
     _ports: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -317,11 +318,11 @@ class ExternalConfig:
     def papers(self) -> list:
         return []
 
-    def cycles(self):
+    def cycles(self, *, blocks: int | None = None, seed: int = 1) -> CycleFigures:
         """The declared :class:`~cipher_cores.scripts.flow.measure.CycleFigures` (``through`` is
         ``"declared"``, ``verified`` false: nothing was simulated; figures not declared are
-        ``None``)."""
-        from .measure import CycleFigures
+        ``None``). ``blocks`` and ``seed`` are taken for the protocol's sake: nothing is
+        drawn."""
         d = self.description
         return CycleFigures(cycles_per_block=d.cycles_per_block,
                             cycles_per_block_decrypt=d.cycles_per_block if d.decrypts else None,

@@ -7,8 +7,11 @@ the harness never enters a core's figures. nextpnr then places the whole design;
 design's, and the harness (register-to-register paths with at most one XOR) is never the critical
 path of a cipher round.
 
-Cycle counts are never typed in: :func:`measure_cycles` simulates the core with
-:func:`cipher_cores.cores.sim.simulate_cipher` and checks its results against the reference model.
+Cycle counts are never typed in: each report target measures its own
+(:meth:`cipher_cores.scripts.flow.targets.Target.cycles`, which :func:`measure_cycles` asks): a bare
+core simulated with :func:`cipher_cores.cores.sim.simulate_cipher`
+(:func:`cipher_cores.cores.sim.cycles.core_cycles`), a core in the Wishbone peripheral driven as
+firmware drives it (:func:`measure_bus_cycles`), each checked against the reference model.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ import json
 import math
 import random
 import re
-import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+
+from cipher_cores.cores.sim.cycles import CycleFigures, steady_interval
 
 
 __all__ = [
@@ -46,95 +50,20 @@ STAT_SCRIPT = f"tee -q -o {STAT_FILE} stat -json"
 
 # --- cycles -----------------------------------------------------------------------------------
 
-@dataclass
-class CycleFigures:
-    """Cycle counts of a core, measured by simulation at full stream speed.
-
-    ``cycles_per_block`` is the steady-state interval between output transfers when blocks are
-    offered back to back (encryption; ``cycles_per_block_decrypt`` for decryption). ``latency``
-    counts edges from the input transfer to the output transfer of the first block after a key
-    load. ``key_to_input`` counts edges from the key transfer to the first input transfer, with the
-    block offered right after the key.
-
-    For a core behind a bus (``through`` is ``"wishbone"``, :func:`measure_bus_cycles`) the
-    figures are what firmware sees, one access at a time: ``cycles_per_block`` is the steady
-    interval between results read while streaming a CTR message (ECB decryption for
-    ``cycles_per_block_decrypt``), ``latency`` the edges from a lone block's last word written to
-    its result's last word read, ``key_to_input`` the edges from the ``START`` write (which loads
-    the key) to the first block entering the core.
-    """
-    cycles_per_block: float
-    cycles_per_block_decrypt: float
-    latency: int
-    latency_decrypt: int
-    key_to_input: int
-    verified: bool
-    blocks: int
-    #: ``"stream"``: the core's own streams; ``"wishbone"``: through the Wishbone peripheral;
-    #: ``"declared"``: not simulated but declared by an external core's description
-    #: (:mod:`cipher_cores.scripts.flow.external`), figures it does not declare being ``None``.
-    through: str = "stream"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "CycleFigures":
-        return cls(**data)
-
-
-def measure_cycles(config, *, blocks: int | None = None, seed: int = 1) -> CycleFigures:
-    """Simulate a fresh core of ``config`` (a :class:`~cipher_cores.cores.catalog.CoreConfig`) on ``blocks``
-    random blocks each way (6 by default), and return its :class:`CycleFigures`; for a
-    :class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`, :func:`measure_bus_cycles` (16 blocks by
-    default).
-
-    ``verified`` says whether every output matched the reference model. An encrypt-only core
-    (``config.decrypts`` false) encrypts every block, also those that ask for decryption, so its
-    second run is checked against encryptions.
-    """
-    from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
-    from .external import ExternalConfig
-    from .targets import PeripheralConfig
-
-    if isinstance(config, ExternalConfig):
-        return config.cycles()
-    if isinstance(config, PeripheralConfig):
-        return measure_bus_cycles(config, seed=seed, **({} if blocks is None else
-                                                        {"blocks": blocks}))
-    blocks = 6 if blocks is None else blocks
-    rng = random.Random(seed)
-    key = rng.getrandbits(config.key_bits)
-    plain = [rng.getrandbits(config.block_bits) for _ in range(blocks)]
-    expected = [config.encrypt(key, block) for block in plain]
-
-    encrypt = simulate_cipher(config.build(), [LoadKey(key)] + [Process(b) for b in plain])
-    decrypt = simulate_cipher(config.build(),
-                              [LoadKey(key)] + [Process(c, decrypt=True) for c in expected])
-    expected_back = plain if config.decrypts else [config.encrypt(key, c) for c in expected]
-    verified = encrypt.results == expected and decrypt.results == expected_back
-
-    def steady(intervals):
-        # The first interval can include pipeline fill; the median is the steady rate.
-        return float(statistics.median(intervals)) if intervals else float("nan")
-
-    return CycleFigures(
-        cycles_per_block=steady(encrypt.intervals),
-        cycles_per_block_decrypt=steady(decrypt.intervals),
-        latency=encrypt.latencies[0],
-        latency_decrypt=decrypt.latencies[0],
-        key_to_input=encrypt.input.edges[0] - encrypt.key.edges[0],
-        verified=verified,
-        blocks=blocks,
-    )
+def measure_cycles(target, *, blocks: int | None = None, seed: int = 1) -> CycleFigures:
+    """The :class:`CycleFigures` of ``target`` (a report target,
+    :class:`~cipher_cores.scripts.flow.targets.Target`): ``target.cycles(blocks=..., seed=...)``,
+    ``blocks`` being the target's own default when ``None``."""
+    return target.cycles(blocks=blocks, seed=seed)
 
 
 def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigures:
     """Simulate a fresh peripheral of ``config`` (a
     :class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`) driven as firmware would drive it
-    (:func:`cipher_cores.cores.bus.sim.stream_message`: one Wishbone access at a time, ``STATUS`` polled, the
-    output FIFO drained), on a CTR message of ``blocks`` random blocks and, decrypting, an ECB
-    message (CTR again for an encrypt-only core), and return its :class:`CycleFigures`.
+    (:func:`cipher_cores.cores.bus.sim.stream_message`: one Wishbone access at a time, ``STATUS``
+    polled, the output FIFO drained), on a CTR message of ``blocks`` random blocks and,
+    decrypting, an ECB message (CTR again for an encrypt-only core), and return its
+    :class:`CycleFigures` (``through`` is ``"wishbone"``).
 
     ``blocks`` must leave a steady stretch after the FIFOs and the core fill up (about five
     blocks); ``verified`` says whether both messages and the lone blocks matched the model.
@@ -165,13 +94,9 @@ def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigur
     else:
         decrypt, decrypt_ok = run(Mode.CTR, True, counter, encrypt.results)
 
-    def steady(bus_run):
-        intervals = bus_run.steady_intervals()
-        return float(statistics.median(intervals)) if intervals else float("nan")
-
     return CycleFigures(
-        cycles_per_block=steady(encrypt),
-        cycles_per_block_decrypt=steady(decrypt),
+        cycles_per_block=steady_interval(encrypt.steady_intervals()),
+        cycles_per_block_decrypt=steady_interval(decrypt.steady_intervals()),
         latency=encrypt.latency,
         latency_decrypt=decrypt.latency,
         key_to_input=encrypt.start_to_input,

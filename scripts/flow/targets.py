@@ -1,29 +1,86 @@
-"""What the report measures: a bare core configuration, or a core inside a bus peripheral.
+"""What the report measures: a bare core, a core inside a bus peripheral or GCM, or another
+project's Verilog core.
 
 A *target* is written as text, so that a job can carry it to any process (see
-:mod:`cipher_cores.scripts.flow.jobs`):
+:mod:`cipher_cores.scripts.flow.jobs`), and :func:`parse_target` reads it:
 
-* ``aes-128``, ``present-80:decrypt=no``: a bare core, as :func:`cipher_cores.cores.catalog.parse_config`
-  reads it (a :class:`~cipher_cores.cores.catalog.CoreConfig`);
+* ``aes-128``, ``present-80:decrypt=no``: a bare core, as
+  :func:`cipher_cores.cores.catalog.parse_config` reads it (a
+  :class:`~cipher_cores.cores.catalog.CoreConfig`);
 * ``wishbone:aes-128``, ``wishbone:present-80:rounds_per_cycle=4``: the Wishbone peripheral
-  (:class:`cipher_cores.cores.bus.CipherPeripheral`) with all five modes of operation around that core (a
-  :class:`PeripheralConfig`); ``wishbone-gcm:aes-128`` the same with AES-GCM too.
+  (:class:`cipher_cores.cores.bus.CipherPeripheral`) with all five modes of operation around that
+  core (a :class:`PeripheralConfig`); ``wishbone-gcm:aes-128`` the same with AES-GCM too;
+* ``gcm:aes-128`` (or another preset of :data:`GCM_PRESETS`): AES-GCM around a core (a
+  :class:`GCMConfig`);
+* ``verilog:peer.toml``: another project's Verilog core, by its description (an
+  :class:`~cipher_cores.scripts.flow.external.ExternalConfig`).
 
-Both kinds have what the flow uses of a configuration: ``label``, ``slug``, ``text``,
-``block_bits``, ``key_bits``, ``decrypts``, ``build()``, ``encrypt``/``decrypt``, ``papers()``
-and ``to_dict()``.
+Every kind is a :class:`Target`: it builds itself and measures its own cycles, so the flow goes
+from the text to the figures in one path, ``parse_target(text).cycles()``, whatever the kind.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from cipher_cores.cores.catalog import CoreConfig, parse_config
 
 from . import external
+from .measure import CycleFigures, measure_bus_cycles
 
 
-__all__ = ["WRAPPERS", "PeripheralConfig", "GCM_PRESETS", "GCMConfig", "parse_target"]
+__all__ = ["Target", "WRAPPERS", "PeripheralConfig", "GCM_PRESETS", "GCMConfig", "parse_target"]
+
+
+@runtime_checkable
+class Target(Protocol):
+    """What the flow uses of a report target, whatever its kind
+    (:class:`~cipher_cores.cores.catalog.CoreConfig`, :class:`PeripheralConfig`,
+    :class:`GCMConfig`, :class:`~cipher_cores.scripts.flow.external.ExternalConfig`).
+
+    A protocol rather than a base class: the bare core's configuration lives in
+    :mod:`cipher_cores.cores.catalog`, which knows nothing of the flow.
+    """
+
+    @property
+    def label(self) -> str:
+        """How the report names the target: ``AES-128``, ``Wishbone AES-128 (ECB/...)``."""
+
+    @property
+    def slug(self) -> str:
+        """The label as a file-name-safe identifier (build folders)."""
+
+    @property
+    def text(self) -> str:
+        """The target as :func:`parse_target` reads it back."""
+
+    @property
+    def block_bits(self) -> int:
+        """The block size, for throughput (bits per cycle per block)."""
+
+    @property
+    def key_bits(self) -> int:
+        """The key size."""
+
+    @property
+    def decrypts(self) -> bool:
+        """Whether the built design decrypts too."""
+
+    def build(self):
+        """A new instance of the design, for synthesis and simulation."""
+
+    def cycles(self, *, blocks: int | None = None, seed: int = 1) -> CycleFigures:
+        """The target's cycle figures: simulated on ``blocks`` random blocks (the target's own
+        default when ``None``) drawn from ``seed``, and checked against the reference model; or
+        declared, for a core the flow cannot simulate."""
+
+    def to_dict(self) -> dict:
+        """What the report's JSON says of the target."""
+
+    def papers(self) -> list:
+        """The seed papers' figures to print beside the target's
+        (:class:`~cipher_cores.cores.catalog.PaperFigure`)."""
 
 
 #: Bus wrappers a target can name before the core, with what each is.
@@ -125,11 +182,17 @@ class PeripheralConfig:
         """None: the papers measured bare cores (the bare core's row brings them)."""
         return []
 
+    def cycles(self, *, blocks: int | None = None, seed: int = 1) -> CycleFigures:
+        """The figures firmware sees, one Wishbone access at a time
+        (:func:`~cipher_cores.scripts.flow.measure.measure_bus_cycles`, on 16 blocks by
+        default)."""
+        return measure_bus_cycles(self, blocks=16 if blocks is None else blocks, seed=seed)
+
     def to_dict(self) -> dict:
         return {"wrapper": self.bus, "modes": list(self.modes), **self.core.to_dict()}
 
 
-# --- AES-GCM around a core (cipher_cores.cores.gcm) ---------------------------------------------------------
+# --- AES-GCM around a core (cipher_cores.cores.gcm) ---------------------------------------------
 
 #: GCM configurations a target can name before its core (``gcm:aes-128``): the GHASH of each.
 GCM_PRESETS = {
@@ -143,17 +206,15 @@ GCM_PRESETS = {
 
 
 @dataclass(frozen=True)
-class GCMConfig(external.ExternalConfig):
-    """:class:`cipher_cores.cores.gcm.GCM` around one core configuration, with the GHASH of a preset of
-    :data:`GCM_PRESETS`.
+class GCMConfig:
+    """:class:`cipher_cores.cores.gcm.GCM` around one core configuration, with the GHASH of a
+    preset of :data:`GCM_PRESETS`.
 
-    GCM is not a block cipher, so the flow cannot measure its cycles as it does a core's: like
-    an :class:`~cipher_cores.scripts.flow.external.ExternalConfig` (which is why it derives from one) it
-    gives them itself, from :meth:`cycles`, which simulates whole GCM messages
+    GCM is not a block cipher: :meth:`cycles` simulates whole GCM messages
     (:func:`cipher_cores.cores.gcm.sim.simulate_gcm`) and checks them against the Python model.
+    Raises :exc:`ValueError` for an unknown preset or a core whose blocks are not 128 bits.
     """
-    description: None = None
-    core: CoreConfig | None = None
+    core: CoreConfig
     preset: str = "gcm"
 
     def __post_init__(self):
@@ -194,33 +255,31 @@ class GCMConfig(external.ExternalConfig):
     def decrypts(self) -> bool:
         return True
 
-    def check(self):
-        """Nothing to read ahead of the build (an external core reads its Verilog here)."""
-
     def build(self):
         """A new GCM, with a new core inside."""
         from cipher_cores.cores.gcm import GCM
         return GCM(self.core.build(), **self.options)
 
     def papers(self) -> list:
+        """None: no seed paper measured GCM."""
         return []
 
-    def cycles(self, *, blocks: int = 8, seed: int = 1):
-        """:class:`~cipher_cores.scripts.flow.measure.CycleFigures` by simulation: a key, then a message of
-        two AAD blocks and ``blocks`` text blocks encrypted, and its ciphertext decrypted, at
-        full speed. ``cycles_per_block`` is the median interval between text results,
-        ``latency`` the edges from the last text block in to the tag out (a text block's own
-        result leaves on the edge it comes in, its keystream computed ahead), ``key_to_input``
-        the edges from the key to the first IV block absorbed (the key expansion, ``H`` and, in
-        block RAM, the table fill); ``verified`` whether both match the model of
-        :mod:`cipher_cores.cores.gcm.reference`."""
+    def cycles(self, *, blocks: int | None = None, seed: int = 1) -> CycleFigures:
+        """:class:`~cipher_cores.scripts.flow.measure.CycleFigures` by simulation (``through``
+        is ``"gcm"``): a key, then a message of two AAD blocks and ``blocks`` text blocks (8 by
+        default) encrypted, and its ciphertext decrypted, at full speed. ``cycles_per_block`` is
+        the median interval between text results, ``latency`` the edges from the last text block
+        in to the tag out (a text block's own result leaves on the edge it comes in, its
+        keystream computed ahead), ``key_to_input`` the edges from the key to the first IV block
+        absorbed (the key expansion, ``H`` and, in block RAM, the table fill); ``verified``
+        whether both match the model of :mod:`cipher_cores.cores.gcm.reference`."""
         import random
-        import statistics
         from cipher_cores.cores.gcm import reference
         from cipher_cores.cores.gcm.sim import GCMMessage, simulate_gcm
         from cipher_cores.cores.sim import LoadKey
-        from .measure import CycleFigures
+        from cipher_cores.cores.sim.cycles import steady_interval
 
+        blocks = 8 if blocks is None else blocks
         rng = random.Random(seed)
         key = rng.getrandbits(self.key_bits)
         iv, aad, text = rng.randbytes(12), rng.randbytes(32), rng.randbytes(16 * blocks)
@@ -238,7 +297,7 @@ class GCMConfig(external.ExternalConfig):
 
         def steady(message):
             edges = message.output_edges
-            return float(statistics.median(b - a for a, b in zip(edges, edges[1:])))
+            return steady_interval(b - a for a, b in zip(edges, edges[1:]))
         return CycleFigures(
             cycles_per_block=steady(encrypted), cycles_per_block_decrypt=steady(decrypted),
             latency=encrypted.tag_edge - inputs[last_text[0]],
@@ -250,13 +309,13 @@ class GCMConfig(external.ExternalConfig):
         return {"wrapper": self.preset, **self.options, **self.core.to_dict()}
 
 
-def parse_target(text: str) -> CoreConfig | PeripheralConfig:
-    """Parse ``[WRAPPER:]NAME[-KEYBITS][:OPTION=VALUE,...]``: a bare core (``aes-128``) or a
-    core in a bus wrapper of :data:`WRAPPERS` (``wishbone:aes-128``).
+def parse_target(text: str) -> Target:
+    """Parse ``[WRAPPER:]NAME[-KEYBITS][:OPTION=VALUE,...]`` into a :class:`Target`: a bare
+    core (``aes-128``) or a core in a bus wrapper of :data:`WRAPPERS` (``wishbone:aes-128``).
 
     ``verilog:FILE.toml`` names another project's Verilog core by its description
-    (:class:`cipher_cores.scripts.flow.external.ExternalConfig`); ``gcm:aes-128`` (or another preset of
-    :data:`GCM_PRESETS`) AES-GCM around a core (:class:`GCMConfig`).
+    (:class:`cipher_cores.scripts.flow.external.ExternalConfig`); ``gcm:aes-128`` (or another
+    preset of :data:`GCM_PRESETS`) AES-GCM around a core (:class:`GCMConfig`).
 
     Raises :exc:`KeyError` for an unknown core and :exc:`ValueError` for anything else, each
     with a one-line message."""
