@@ -18,10 +18,10 @@ from cipher_cores.cores.gcm.sim import simulate_gcm
 from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.modes import Mode
 
+from .support.gcm_oracle import check_against_pycryptodome
+from .support.gcm_oracle import random_operations as gcm_random_operations
 from .support.mode_sim import check_vectors
 from .support.nist_modes import MODE_FILE_KINDS, mode_vectors, sp800_38a_ctr_vectors
-from .test_gcm import check_against_pycryptodome
-from .test_gcm import random_operations as gcm_random_operations
 
 
 KEY_SIZES = tuple(ROUNDS)

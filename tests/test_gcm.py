@@ -18,7 +18,7 @@ from Crypto.Cipher import AES as PyAES
 
 from cipher_cores.cores.aes import AES
 from cipher_cores.cores.gcm import reference
-from cipher_cores.cores.gcm.core import GCM, MIN_TAG_BYTES, keep_bits
+from cipher_cores.cores.gcm.core import GCM, keep_bits
 from cipher_cores.cores.gcm.field import MASK, R, degree_bit, multiply, times_x, times_x_power
 from cipher_cores.cores.gcm.ghash import DIGIT_BITS, GHASH
 from cipher_cores.cores.gcm.sim import GCMMessage, simulate_gcm
@@ -26,6 +26,7 @@ from cipher_cores.cores.present import PRESENT
 from cipher_cores.cores.sim import LoadKey
 
 from .cell_models import SimulationPlatform
+from .support.gcm_oracle import check_against_pycryptodome, pycryptodome_gcm, random_operations
 from .support.gcm_vectors import KINDS, gcm_vectors, representative
 from .support.helpers import stream_put, ticks
 
@@ -37,12 +38,6 @@ ONE = 1 << 127          # the field's 1: the coefficient of x^0 is the integer's
 def aes_block(key: bytes):
     cipher = PyAES.new(key, PyAES.MODE_ECB)
     return lambda block: int.from_bytes(cipher.encrypt(block.to_bytes(16, "big")), "big")
-
-
-def pycryptodome_gcm(key: bytes, iv: bytes, aad: bytes, plaintext: bytes):
-    cipher = PyAES.new(key, PyAES.MODE_GCM, nonce=iv)
-    cipher.update(aad)
-    return cipher.encrypt_and_digest(plaintext)
 
 
 # --- GF(2^128) and the reference model --------------------------------------------------------
@@ -544,39 +539,6 @@ def test_nist_representative_block_ram_ghash(key_bits):
 
 
 # --- AES-GCM against pycryptodome -------------------------------------------------------------
-
-def random_operations(rng, key_bits, messages):
-    """Random keys and messages, each encrypted and its ciphertext decrypted, with tags of every
-    length and some forged; returns the operations and what pycryptodome expects of each."""
-    operations, expected = [], []
-    key = None
-    for index in range(messages):
-        if key is None or rng.random() < 0.3:
-            key = rng.randbytes(key_bits // 8)
-            operations.append(LoadKey(int.from_bytes(key, "big")))
-        iv = rng.randbytes(rng.choice((12, 12, 12, 1, 7, 16, 17, 33)))
-        aad = rng.randbytes(rng.choice((0, 0, 1, 15, 16, 17, rng.randrange(70))))
-        text = rng.randbytes(rng.choice((0, 1, 15, 16, 17, 32, rng.randrange(90))))
-        ciphertext, tag = pycryptodome_gcm(key, iv, aad, text)
-        operations.append(GCMMessage(iv, aad, text))
-        expected.append((ciphertext, int.from_bytes(tag, "big"), False))
-        length = rng.randrange(MIN_TAG_BYTES, 17)
-        forge = rng.random() < 0.4
-        given = bytearray(tag[:length])
-        if forge:
-            given[rng.randrange(length)] ^= 1 << rng.randrange(8)
-        operations.append(GCMMessage(iv, aad, ciphertext, decrypt=True, tag=bytes(given)))
-        expected.append((text, 0, not forge))
-    return operations, expected
-
-
-def check_against_pycryptodome(run, expected):
-    got = [(message.text, message.tag, message.authentic) for message in run.messages]
-    assert got == expected
-    assert run.violations == {}
-    for message in run.messages:
-        assert all(edge < message.tag_edge for edge in message.output_edges)
-
 
 @pytest.mark.parametrize("multiplier", ["logic", "bram", "mixed"])
 def test_random_messages_with_stalls(multiplier):
