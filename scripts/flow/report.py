@@ -29,6 +29,8 @@ import sys
 import time
 from concurrent.futures import Executor
 
+from .revision import source_revision
+
 
 __all__ = ["papers_for", "default_configs", "derive_row", "assemble", "run_report",
            "update_plan", "merge_reports", "pareto_front", "fronts", "markdown_report",
@@ -88,17 +90,6 @@ def derive_row(measurement, cycles) -> dict:
     row["kbps_per_slice"] = (_round(1000 * throughput / row["slices"], 0)
                              if throughput and row["slices"] else None)
     return row
-
-
-def source_revision(directory=".") -> str:
-    """``git describe --always --dirty`` of the sources the report measured, or ``"unknown"``."""
-    import subprocess
-    try:
-        result = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"],
-                                cwd=directory, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return result.stdout.strip() if result.returncode == 0 else "unknown"
 
 
 def papers_for(configs) -> list:

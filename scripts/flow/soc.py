@@ -226,7 +226,7 @@ def soc_report(boards, *, root="build/soc", seed: int = 1,
                 folder=pathlib.Path(root) / f"cycles_{REPORT_CORES[name]}_{preset.isa}")
         entry["cycles"] = cycles[key]
         entries.append(entry)
-    from .report import source_revision
+    from .revision import source_revision
     return {"seed": seed, "boards": entries, "source": source_revision(),
             "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds")}
