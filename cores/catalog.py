@@ -19,6 +19,8 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .cipher import BlockCipher
+
 
 __all__ = ["CoreOption", "KnownAnswer", "PaperFigure", "CipherEntry", "CoreConfig", "catalog",
            "get_core", "parse_config", "configurations", "DEFAULT_CORE"]
@@ -126,8 +128,14 @@ class PaperFigure:
 class CipherEntry:
     """One architecture of one cipher, as the catalog knows it.
 
-    ``component`` is the core's class, called as ``component(key_bits=..., **options)``;
-    ``encrypt`` and ``decrypt`` are its reference model, ``f(key, block, key_bits) -> int``.
+    ``component`` is the core's class, a :class:`~cipher_cores.cores.cipher.BlockCipher`, called
+    as ``component(key_bits=..., **options)``; ``encrypt`` and ``decrypt`` are its reference
+    model, ``f(key, block, key_bits) -> int``.
+
+    The entry is where a configuration's key size and options are checked, once:
+    :meth:`check` (which every :class:`CoreConfig` asks when it is made) and
+    :meth:`parse_options` (for option values written as text, as the command line and
+    :func:`parse_config` have them). Each raises :exc:`ValueError` with a one-line message.
     """
     name: str                   # command-line name: "aes", "present"
     title: str                  # label prefix: "AES", "PRESENT"
@@ -155,20 +163,35 @@ class CipherEntry:
         texts = [str(bits) for bits in self.key_bits]
         return ", ".join(texts[:-1]) + " or " + texts[-1] if len(texts) > 1 else texts[0]
 
-    def config(self, key_bits: int | None = None, **options) -> "CoreConfig":
-        """A :class:`CoreConfig` of this entry; :exc:`ValueError` for a value it does not take."""
-        key_bits = self.default_key_bits if key_bits is None else key_bits
+    def _known_option(self, name: str) -> CoreOption:
+        try:
+            return self.option(name)
+        except KeyError:
+            known = ", ".join(option.name for option in self.options) or "none"
+            raise ValueError(f"{self.title} has no option {name!r} (options: {known})") \
+                from None
+
+    def check(self, key_bits, options: dict):
+        """Check a key size and constructor options (values, not text) for this entry;
+        :exc:`ValueError` with a one-line message for one it does not take."""
         if key_bits not in self.key_bits:
             raise ValueError(f"{self.title} takes key sizes {self.key_sizes}, not {key_bits!r}")
         for name, value in options.items():
-            try:
-                option = self.option(name)
-            except KeyError:
-                known = ", ".join(option.name for option in self.options) or "none"
-                raise ValueError(f"{self.title} has no option {name!r} (options: {known})") \
-                    from None
+            option = self._known_option(name)
             if value not in option.choices or type(value) is not option.kind:
                 raise ValueError(f"{option.name} must be {option.allowed}, not {value!r}")
+
+    def parse_options(self, texts: dict) -> dict:
+        """Option values from their text (``{"rounds_per_cycle": "4"}`` gives
+        ``{"rounds_per_cycle": 4}``), as :meth:`CoreOption.parse` reads each; :exc:`ValueError`
+        with a one-line message for an option this entry does not have or a value it does not
+        take."""
+        return {name: self._known_option(name).parse(text) for name, text in texts.items()}
+
+    def config(self, key_bits: int | None = None, **options) -> "CoreConfig":
+        """A :class:`CoreConfig` of this entry (``key_bits`` by default the entry's default);
+        :exc:`ValueError` for a value it does not take (see :meth:`check`)."""
+        key_bits = self.default_key_bits if key_bits is None else key_bits
         return CoreConfig(self, key_bits, dict(options))
 
     def configurations(self) -> list:
@@ -183,10 +206,16 @@ class CipherEntry:
 
 @dataclass(frozen=True)
 class CoreConfig:
-    """One configuration of a core: a catalog entry, a key size and constructor options."""
+    """One configuration of a core: a catalog entry, a key size and constructor options.
+
+    Made only with values its entry takes: :exc:`ValueError` otherwise (asked of
+    :meth:`CipherEntry.check`)."""
     spec: CipherEntry
     key_bits: int
     options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.spec.check(self.key_bits, self.options)
 
     @property
     def block_bits(self) -> int:
@@ -231,9 +260,14 @@ class CoreConfig:
         block, whatever the block's ``decrypt`` bit says."""
         return bool(self.all_options().get("decrypt", True))
 
-    def build(self):
-        """A new instance of the core."""
-        return self.spec.component(key_bits=self.key_bits, **self.all_options())
+    def build(self) -> BlockCipher:
+        """A new instance of the core; :exc:`TypeError` if the entry's component does not make a
+        :class:`~cipher_cores.cores.cipher.BlockCipher`."""
+        core = self.spec.component(key_bits=self.key_bits, **self.all_options())
+        if not isinstance(core, BlockCipher):
+            raise TypeError(f"the component of catalog entry {self.spec.name!r} must be a "
+                            f"BlockCipher (a cipher core of this library), not {core!r}")
+        return core
 
     def encrypt(self, key: int, block: int) -> int:
         return self.spec.encrypt(key, block, self.key_bits)
@@ -304,22 +338,14 @@ def parse_config(text: str) -> CoreConfig:
             raise ValueError(f"key size in {text!r} must be an integer")
     spec = get_core(name)
     key_bits = int(key_text) if key_text else spec.default_key_bits
-    if key_bits not in spec.key_bits:
-        raise ValueError(f"{spec.title} takes key sizes {spec.key_sizes}, not {key_bits}")
-    options = {}
+    texts = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         option_name, sep, value = item.partition("=")
-        option_name = option_name.strip().replace("-", "_")
         if not sep:
             raise ValueError(f"option {item!r} in {text!r} must be NAME=VALUE")
-        try:
-            option = spec.option(option_name)
-        except KeyError:
-            known = ", ".join(option.name for option in spec.options) or "none"
-            raise ValueError(f"{spec.title} has no option {option_name!r} "
-                             f"(options: {known})") from None
-        options[option_name] = option.parse(value)
-    return CoreConfig(spec, key_bits, options)
+        texts[option_name.strip().replace("-", "_")] = value
+    spec.check(key_bits, {})         # the key size first, as it comes first in the text
+    return spec.config(key_bits, **spec.parse_options(texts))
 
 
 def configurations() -> list:

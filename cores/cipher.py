@@ -1,9 +1,15 @@
 """What every block-cipher core shares: its base class and the key/input/output handshake.
 
-:class:`BlockCipher` is the base of every core: a :class:`~amaranth.lib.wiring.Component` whose
-signature is a :class:`~cipher_cores.cores.interface.BlockCipherSignature`, with the cycle figures every core
-states (:attr:`~BlockCipher.latency`, :attr:`~BlockCipher.initiation_interval`,
-:attr:`~BlockCipher.key_load_cycles`).
+:class:`BlockCipher` is the contract as a type: the base of every cipher core (every catalog
+entry's component, the tests' toy and broken cores, and the bus wrappers that stand in for a core,
+:class:`~cipher_cores.cores.bus.CoreSelect` and :class:`~cipher_cores.cores.bus.CorePort`). It is a
+:class:`~amaranth.lib.wiring.Component` whose signature is a
+:class:`~cipher_cores.cores.interface.BlockCipherSignature`, with the figures every core states:
+:attr:`~BlockCipher.block_bits`, :attr:`~BlockCipher.key_bits`, :attr:`~BlockCipher.decrypts`,
+:attr:`~BlockCipher.latency`, :attr:`~BlockCipher.initiation_interval` and
+:attr:`~BlockCipher.key_load_cycles`. Consumers (modes, GCM, the bus peripheral, the simulators)
+take a :class:`BlockCipher` and read these attributes directly; :func:`check_block_cipher` is
+how each refuses anything else.
 
 :class:`Handshake` is the one piece of gateware that keeps the contract of
 :class:`~cipher_cores.cores.interface.BlockCipherSignature` for a core that processes one block at a time: it
@@ -27,21 +33,33 @@ from amaranth.lib.wiring import In, Out
 from .interface import BlockCipherSignature
 
 
-__all__ = ["BlockCipher", "Handshake"]
+__all__ = ["BlockCipher", "check_block_cipher", "Handshake"]
 
 
 class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
-    """Base class of the cipher cores: the shared signature and the cycle figures.
+    """Base class of the cipher cores: the shared signature, the decryption flag and the cycle
+    figures.
 
-    A subclass implements ``elaborate`` and the three properties below (it cannot be instantiated
-    without them), each computed from its parameters, never measured; the contract tests
-    (``tests/test_contract.py``) measure every catalog configuration by simulation and check that
-    the figures are exact, and the same for every key, block and direction.
+    A subclass implements ``elaborate`` and the three cycle properties below (it cannot be
+    instantiated without them), each computed from its parameters, never measured; the contract
+    tests (``tests/test_contract.py``) measure every catalog configuration by simulation and check
+    that the figures are exact, and the same for every key, block and direction. A family base
+    (:class:`~cipher_cores.cores.aes.base.AESCipher`,
+    :class:`~cipher_cores.cores.present.base.PRESENTCipher`) adds only what is its cipher's own:
+    the key sizes it allows and its block size.
+
+    Subclasses read their parameters as ``self._key_bits`` and ``self._decrypt`` in
+    ``elaborate``.
 
     Parameters
     ----------
     block_bits, key_bits : :class:`int`
-        Widths of a block and of a key, as in :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
+        Widths of a block and of a key, as in
+        :class:`~cipher_cores.cores.interface.BlockCipherSignature` (which checks them).
+    decrypt : :class:`bool`
+        Whether the core has a decryption path (the default). Without it the core encrypts every
+        block, whatever the block's ``decrypt`` bit says; a core that cannot leave decryption out
+        passes ``True``, one that only encrypts ``False``.
 
     Members
     -------
@@ -50,8 +68,12 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
     output : ``Out(stream.Signature(unsigned(block_bits)))``
         As in :class:`~cipher_cores.cores.interface.BlockCipherSignature`, with its contract.
     """
-    def __init__(self, block_bits: int, key_bits: int):
+    def __init__(self, block_bits: int, key_bits: int, *, decrypt: bool = True):
+        if not isinstance(decrypt, bool):
+            raise TypeError(f"decrypt must be a bool (True or False), not {decrypt!r}")
         super().__init__(BlockCipherSignature(block_bits, key_bits))
+        self._key_bits = key_bits
+        self._decrypt = decrypt
 
     @property
     def block_bits(self) -> int:
@@ -62,6 +84,12 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
     def key_bits(self) -> int:
         """Width of a key."""
         return self.signature.key_bits
+
+    @property
+    def decrypts(self) -> bool:
+        """Whether the core can decrypt: ``False`` for an encrypt-only core, which encrypts every
+        block whatever its ``decrypt`` bit says (so ECB and CBC cannot decrypt with it)."""
+        return self._decrypt
 
     @property
     @abc.abstractmethod
@@ -79,6 +107,16 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def key_load_cycles(self) -> int:
         """Edges from a key transfer to the first edge at which a block can transfer."""
+
+
+def check_block_cipher(core, name: str = "core") -> BlockCipher:
+    """Return ``core`` if it is a :class:`BlockCipher`; raise :exc:`TypeError` naming the
+    parameter ``name`` if it is not. Every consumer of a core checks its argument with this, so
+    that they all refuse a non-core with the same message."""
+    if not isinstance(core, BlockCipher):
+        raise TypeError(f"{name} must be a BlockCipher (a cipher core of this library), "
+                        f"not {core!r}")
+    return core
 
 
 class Handshake(wiring.Component):

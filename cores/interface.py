@@ -1,8 +1,12 @@
 """The stream interface shared by every block-cipher core in this library.
 
 Every cipher core (:class:`cipher_cores.cores.aes.AES`, :class:`cipher_cores.cores.present.PRESENT`, ...) is a
-:class:`~amaranth.lib.wiring.Component` whose signature is a :class:`BlockCipherSignature`, so that
-modes of operation, bus wrappers, test benches and build tops work with any of them.
+:class:`~cipher_cores.cores.cipher.BlockCipher`: a :class:`~amaranth.lib.wiring.Component` whose
+signature is a :class:`BlockCipherSignature`, so that modes of operation, bus wrappers, test
+benches and build tops work with any of them. This module is the ports and their rules; the
+figures a core states beside them (``decrypts``, ``latency``, ``initiation_interval``,
+``key_load_cycles``) are :class:`~cipher_cores.cores.cipher.BlockCipher`'s, and the consumers take
+a :class:`~cipher_cores.cores.cipher.BlockCipher`, not any component with this signature.
 """
 
 from amaranth.hdl import unsigned
@@ -72,6 +76,9 @@ class BlockCipherSignature(wiring.Signature):
     * A key transfer waits until every block in flight has left the core: ``key.ready`` is high only
       when the core is idle, so each block is processed under exactly one key.
     * A reset in the middle of a block (or of a key load) leaves an idle core with no key loaded.
+    * The core's :class:`~cipher_cores.cores.cipher.BlockCipher` figures are exact: ``latency``,
+      ``initiation_interval`` and ``key_load_cycles`` as measured, the same for every key, block
+      and direction; with ``decrypts`` false, every block is encrypted.
 
     Bit and byte order
     ------------------

@@ -54,7 +54,7 @@ def test_gcm_around_the_encrypt_only_core_matches_pycryptodome():
 def test_signature_and_cycle_figures(key_bits):
     core = BlockRamAES(key_bits)
     assert core.signature == BlockCipherSignature(128, key_bits)
-    assert (core.key_bits, core.decrypt, core.block_rams) == (key_bits, True, 4)
+    assert (core.key_bits, core.decrypts, core.block_rams) == (key_bits, True, 4)
     nr = ROUNDS[key_bits]
     # Eight cycles a round from the first payload read (the transfer is on the eighth), two more
     # to the last S-box look-up, one in "Done" with the result.

@@ -277,7 +277,7 @@ def test_key_ring_plan_computes_the_key_schedule(key_bits):
 def test_signature_and_cycle_figures(key_bits):
     core = CompactAES(key_bits)
     assert core.signature == BlockCipherSignature(128, key_bits)
-    assert (core.key_bits, core.decrypt) == (key_bits, True)
+    assert (core.key_bits, core.decrypts) == (key_bits, True)
     nr, length = ROUNDS[key_bits], ring_plan(key_bits).length
     # Round 0 (AddRoundKey while the key schedule's ring turns L times, then a SubWord look-up)
     # and Nr rounds of five cycles, plus the edge the result leaves on.

@@ -70,7 +70,7 @@ def test_encrypt_only_core_passes_the_aesavs_encrypt_sections(key_bits):
     operations += [LoadKey(fips.key), Process(fips.plaintext, decrypt=True)]
     expected.append(fips.ciphertext)
     core = AES(key_bits, decrypt=False)
-    assert core.decrypt is False
+    assert core.decrypts is False
     assert_clean_run(simulate_cipher(core, operations), expected)
 
 

@@ -66,7 +66,7 @@ def test_signature_is_the_shared_interface(key_bits):
 
 def test_default_parameters():
     core = PipelinedAES()
-    assert (core.key_bits, core.decrypt, core.rounds, core.stages, core.spares) == \
+    assert (core.key_bits, core.decrypts, core.rounds, core.stages, core.spares) == \
         (128, False, 10, 34, 4)
 
 

@@ -7,26 +7,28 @@ from amaranth.hdl import Fragment
 
 import cipher_cores.cores
 import cipher_cores.cores.catalog
-from cipher_cores.cores.catalog import CipherEntry, CoreOption, KnownAnswer, parse_config
+from cipher_cores.cores.catalog import (CipherEntry, CoreConfig, CoreOption, KnownAnswer,
+                                        parse_config)
 
 
 THIRD_CIPHER = '''
     """A third cipher, written the way a new cipher package would be: nothing outside it."""
     from amaranth.hdl import Module
-    from amaranth.lib import wiring
 
     from cipher_cores.cores.catalog import CipherEntry, CoreOption, KnownAnswer
-    from cipher_cores.cores.interface import BlockCipherSignature
+    from cipher_cores.cores.cipher import BlockCipher
 
 
     def encrypt(key, block, key_bits):
         return block ^ (key & 0xffff)
 
 
-    class Xor16(wiring.Component):
+    class Xor16(BlockCipher):
+        latency = initiation_interval = key_load_cycles = 1
+
         def __init__(self, key_bits=16, *, lanes=1):
             self.lanes = lanes
-            super().__init__(BlockCipherSignature(16, key_bits))
+            super().__init__(16, key_bits)
 
         def elaborate(self, platform):
             return Module()
@@ -110,6 +112,49 @@ def test_entry_config_checks_its_values(kwargs, message):
     with pytest.raises(ValueError) as info:
         entry.config(**kwargs)
     assert info.value.args[0] == message
+
+
+def test_a_configuration_made_directly_is_checked_too():
+    entry = cipher_cores.cores.catalog.get_core("present")
+    with pytest.raises(ValueError, match=r"^PRESENT takes key sizes 80 or 128, not 64$"):
+        CoreConfig(entry, 64)
+    with pytest.raises(ValueError, match=r"^decrypt must be yes or no, not 'no'$"):
+        CoreConfig(entry, 80, {"decrypt": "no"})
+
+
+def test_option_text_is_parsed_by_the_entry():
+    entry = cipher_cores.cores.catalog.get_core("present")
+    assert entry.parse_options({"rounds_per_cycle": "4", "decrypt": "no"}) == \
+        {"rounds_per_cycle": 4, "decrypt": False}
+    with pytest.raises(ValueError, match=r"^--rounds-per-cycle must be 1, 2, 4, 8, 16 or 31, "
+                                         r"not '3'$"):
+        entry.parse_options({"rounds_per_cycle": "3"})
+    with pytest.raises(ValueError, match=r"^PRESENT has no option 'sbox' \(options: "
+                                         r"rounds_per_cycle, decrypt\)$"):
+        entry.parse_options({"sbox": "bram"})
+
+
+@pytest.mark.parametrize("argv, text, kwargs, message", [
+    (["--key-bits", "80"], "aes-80", {"key_bits": 80},
+     "AES takes key sizes 128, 192 or 256, not 80"),
+    (["--sbox", "rom"], "aes-128:sbox=rom", None,
+     "--sbox must be logic, bram or boolean, not 'rom'"),
+    (["--rounds-per-cycle", "4"], "aes-128:rounds_per_cycle=4", {"rounds_per_cycle": 4},
+     "AES has no option 'rounds_per_cycle' (options: sbox, decrypt)"),
+])
+def test_the_command_line_and_the_text_form_ask_the_catalog(capsys, argv, text, kwargs, message):
+    """One rule, one message: the command line's flags, ``parse_config`` and
+    :meth:`CipherEntry.config` are all checked by the entry."""
+    from cipher_cores.scripts.cli import main
+    assert main(["export", "--core", "aes", *argv]) == 1
+    assert capsys.readouterr().err.strip() == f"cipher-cores: error: {message}"
+    with pytest.raises(ValueError) as info:
+        parse_config(text)
+    assert info.value.args[0] == message
+    if kwargs is not None:
+        with pytest.raises(ValueError) as info:
+            cipher_cores.cores.catalog.get_core("aes").config(**kwargs)
+        assert info.value.args[0] == message
 
 
 def test_option_default_must_be_a_choice():

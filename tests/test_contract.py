@@ -1,18 +1,29 @@
 # amaranth: UnusedElaboratable=no
 """The contract of :class:`~cipher_cores.cores.interface.BlockCipherSignature`, checked on every configuration
 of the catalog (and the toy cipher), and shown to catch each kind of violation on a deliberately
-broken core (``tests/broken_cores.py``).
+broken core (``tests/broken_cores.py``). The contract is a type too: every core is a
+:class:`~cipher_cores.cores.cipher.BlockCipher`, and every consumer refuses anything else.
 
 Each ``check_*`` function raises :exc:`AssertionError` with a message naming the rule broken.
 Runs are short (a few keys, a few blocks); long sweeps are in the cipher test modules, marked
 ``slow``.
 """
 
+import gc
 import random
+import warnings
 
 import pytest
+from amaranth.hdl import Module, UnusedElaboratable
+from amaranth.lib import wiring
 
-from cipher_cores.cores.catalog import configurations
+from cipher_cores.cores.bus import CipherPeripheral, CorePort, CoreSelect, SharedCore
+from cipher_cores.cores.catalog import catalog, configurations
+from cipher_cores.cores.cipher import BlockCipher
+from cipher_cores.cores.gcm import GCM
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.modes import ModeOfOperation
+from cipher_cores.cores.sim import LoadKey as SimLoadKey, simulate_cipher
 
 from .broken_cores import BROKEN
 from .support.helpers import (LoadKey, Process, expected_results, key_groups, pulse_reset,
@@ -327,3 +338,66 @@ def test_the_checks_pass_on_the_core_the_broken_ones_wrap():
     for check in (check_stream_rules, check_figures, check_no_block_before_first_key,
                   check_key_waits_for_idle, check_waiting_key_goes_first, check_reset):
         check(toy)
+
+
+# The contract as a type.
+
+def test_every_catalog_entry_builds_a_block_cipher_stating_its_configuration():
+    for entry in catalog().values():
+        assert issubclass(entry.component, BlockCipher), entry.name
+    # The cores are built, not elaborated: they are collected here, with Amaranth's warning
+    # about unused elaboratables (created in the catalog's module, not this one) ignored.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        for config in CONFIGS + [entry.config() for entry in BROKEN.values()]:
+            core = config.build()
+            assert isinstance(core, BlockCipher), config.text
+            assert (core.block_bits, core.key_bits, core.decrypts) == \
+                (config.block_bits, config.key_bits, config.decrypts), config.text
+            for figure in (core.latency, core.initiation_interval, core.key_load_cycles):
+                assert type(figure) is int and figure > 0, config.text
+        del core
+        gc.collect()
+
+
+class LookAlike(wiring.Component):
+    """The right ports and figures, but not a :class:`BlockCipher`: duck typing is not enough."""
+    latency = initiation_interval = key_load_cycles = 1
+    decrypts = True
+
+    def __init__(self):
+        super().__init__(BlockCipherSignature(128, 128))
+
+    def elaborate(self, platform):
+        return Module()
+
+
+NON_CORE_CONSUMERS = {
+    "ModeOfOperation": (lambda core: ModeOfOperation(core), "core"),
+    "GCM": (lambda core: GCM(core), "core"),
+    "CipherPeripheral": (lambda core: CipherPeripheral([core]), "cores[0]"),
+    "SharedCore": (lambda core: SharedCore(core), "core"),
+    "CorePort": (lambda core: CorePort(core), "core"),
+    "CoreSelect": (lambda core: CoreSelect([core]), "cores[0]"),
+    "simulate_cipher": (lambda core: simulate_cipher(core, [SimLoadKey(0)]), "core"),
+}
+
+
+@pytest.mark.parametrize("consumer", NON_CORE_CONSUMERS)
+@pytest.mark.parametrize("non_core", [LookAlike, lambda: "aes"], ids=["look-alike", "text"])
+def test_a_consumer_refuses_what_is_not_a_block_cipher(consumer, non_core):
+    build, name = NON_CORE_CONSUMERS[consumer]
+    value = non_core()
+    with pytest.raises(TypeError) as info:
+        build(value)
+    assert info.value.args[0] == \
+        f"{name} must be a BlockCipher (a cipher core of this library), not {value!r}"
+
+
+def test_an_entry_whose_component_is_not_a_block_cipher_is_refused_when_built():
+    import dataclasses
+    entry = dataclasses.replace(TOY_ENTRY, component=lambda key_bits: LookAlike())
+    with pytest.raises(TypeError, match=r"^the component of catalog entry 'toy' must be a "
+                                        r"BlockCipher \(a cipher core of this library\), "
+                                        r"not <.*LookAlike object at .*>$"):
+        entry.config().build()

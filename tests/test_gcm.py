@@ -732,8 +732,8 @@ def test_report_targets():
 # --- parameters -------------------------------------------------------------------------------
 
 def test_gcm_bad_parameters():
-    with pytest.raises(TypeError, match=r"core must be a component with a "
-                                        r"BlockCipherSignature, not 'aes'"):
+    with pytest.raises(TypeError, match=r"^core must be a BlockCipher \(a cipher core of this "
+                                        r"library\), not 'aes'$"):
         GCM("aes")
     with pytest.raises(ValueError, match=r"core must have 128-bit blocks, not 64-bit ones"):
         GCM(PRESENT(80))

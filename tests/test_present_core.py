@@ -50,7 +50,7 @@ def test_signature_is_the_shared_interface(key_bits):
 
 def test_default_parameters():
     core = PRESENT()
-    assert (core.key_bits, core.rounds_per_cycle, core.decrypt) == (80, 1, True)
+    assert (core.key_bits, core.rounds_per_cycle, core.decrypts) == (80, 1, True)
 
 
 @pytest.mark.parametrize("rounds_per_cycle, figure", [

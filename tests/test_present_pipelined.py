@@ -41,7 +41,7 @@ def test_signature_is_the_shared_interface(key_bits):
 
 def test_default_parameters():
     core = PipelinedPRESENT()
-    assert (core.key_bits, core.decrypt, core.stages) == (80, True, 32)
+    assert (core.key_bits, core.decrypts, core.stages) == (80, True, 32)
 
 
 @pytest.mark.parametrize("decrypt, key_load", [(False, 2), (True, 18)])

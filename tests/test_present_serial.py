@@ -51,7 +51,7 @@ def test_signature_is_the_shared_interface(key_bits):
 
 def test_default_parameters():
     core = SerialPRESENT()
-    assert (core.key_bits, core.decrypt) == (80, True)
+    assert (core.key_bits, core.decrypts) == (80, True)
 
 
 @pytest.mark.parametrize("key_bits, frame, latency, key_load", [
@@ -72,8 +72,8 @@ def test_cycle_figures(key_bits, frame, latency, key_load):
     ({"key_bits": 64}, ValueError, r"^key_bits must be 80 or 128, not 64$"),
     ({"key_bits": "80"}, TypeError, r"^key_bits must be an integer \(80 or 128\), not '80'$"),
     ({"key_bits": True}, TypeError, r"^key_bits must be an integer \(80 or 128\), not True$"),
-    ({"decrypt": 1}, TypeError, r"^decrypt must be a bool, not 1$"),
-    ({"decrypt": "no"}, TypeError, r"^decrypt must be a bool, not 'no'$"),
+    ({"decrypt": 1}, TypeError, r"^decrypt must be a bool \(True or False\), not 1$"),
+    ({"decrypt": "no"}, TypeError, r"^decrypt must be a bool \(True or False\), not 'no'$"),
 ])
 def test_constructor_rejects_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):

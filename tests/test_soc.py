@@ -319,7 +319,8 @@ def test_bad_firmware_files_give_one_line_and_exit_1(capsys, tmp_path, user_prog
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["simulate", "--core", "present-80", "--gcm"], "wishbone-gcm takes an AES core"),
+    (["simulate", "--core", "present-80", "--gcm"],
+     "--core present-80: gcm=True needs cores with 128-bit blocks (AES), not 64-bit ones"),
     (["simulate", "--core", "des-64"], "--core des-64: unknown core"),
     (["build", "--core", "aes-128", "--board", "icesugar-pro"],
      "--board must be one of icebreaker, ice40-hx8k, ulx3s-85f, orangecrab-25f"),

@@ -424,7 +424,8 @@ def test_constructor_checks():
         CipherPeripheral(3)
     with pytest.raises(ValueError, match="1 to 4 cores"):
         CipherPeripheral([])
-    with pytest.raises(TypeError, match="each core must be a component"):
+    with pytest.raises(TypeError, match=r"^cores\[0\] must be a BlockCipher \(a cipher core of "
+                                        r"this library\), not <object "):
         CipherPeripheral([object()])
     with pytest.raises(ValueError, match="same block size"):
         CipherPeripheral([PRESENT(80), AES(128)])
@@ -444,3 +445,27 @@ def test_constructor_checks():
     signature = peripheral.signature
     assert signature.members["bus"].signature.flip() == WishboneSignature(addr_width=5)
     assert "ack" in signature.members["bus"].signature.members
+
+
+def test_the_peripheral_limits_live_in_one_place():
+    """The constructor and the build flow's target ask the same
+    :meth:`CipherPeripheral.check_limits`, which names the core."""
+    from cipher_cores.cores.catalog import parse_config
+    from cipher_cores.scripts.flow.targets import PeripheralConfig
+    from .toy_cipher import ToyCipher
+    with pytest.raises(ValueError, match=r"^the Wishbone peripheral takes blocks of 32, 64, 96 "
+                                         r"or 128 bits; ToyCipher has 48$"):
+        CipherPeripheral(ToyCipher(block_bits=48))
+    with pytest.raises(ValueError, match=r"^the Wishbone peripheral takes keys of at most 256 "
+                                         r"bits; ToyCipher has 512$"):
+        CipherPeripheral([ToyCipher(key_bits=80), ToyCipher(key_bits=512)])
+    with pytest.raises(ValueError, match=r"^the Wishbone peripheral takes keys of at most 256 "
+                                         r"bits; AES-128 has 512$"):
+        CipherPeripheral.check_limits(128, 512, core="AES-128")
+    with pytest.raises(ValueError, match=r"^fifo_words must be from 4 \(one block\) to 255, "
+                                         r"not 2$"):
+        PeripheralConfig(parse_config("aes-128"), fifo_words=2)
+    with pytest.raises(ValueError, match=r"^gcm=True needs cores with 128-bit blocks \(AES\), "
+                                         r"not 64-bit ones$"):
+        PeripheralConfig(parse_config("present-80"), bus="wishbone-gcm")
+    CipherPeripheral.check_limits(64, 80, fifo_words=255)

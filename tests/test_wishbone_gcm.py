@@ -400,8 +400,8 @@ def test_report_target_names_the_gcm_variant():
     assert [p.gcm is not None for p in peripherals] == [True, False]
     for peripheral in peripherals:
         Fragment.get(peripheral, None)
-    with pytest.raises(ValueError, match=r"^wishbone-gcm takes an AES core \(GCM needs 128-bit "
-                                         r"blocks\); PRESENT-80 is not one$"):
+    with pytest.raises(ValueError, match=r"^gcm=True needs cores with 128-bit blocks \(AES\), "
+                                         r"not 64-bit ones$"):
         parse_target("wishbone-gcm:present-80")
 
 

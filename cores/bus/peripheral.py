@@ -4,9 +4,9 @@ from amaranth.hdl import C, Cat, Const, Module, Mux, ResetInserter, Signal, unsi
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..cipher import BlockCipher, check_block_cipher
 from ..gcm import GCM
 from ..gcm.core import keep_bits
-from ..interface import BlockCipherSignature
 from ..modes import Mode, ModeOfOperation
 from . import regmap
 from .wishbone import WishboneSignature
@@ -20,18 +20,20 @@ GCM_MODE = next(value for name, value, _ in regmap.register("CTRL").field("MODE"
                 if name == "GCM")
 
 
-def _decrypts(core) -> bool:
-    value = getattr(core, "decrypt", True)
-    return value if isinstance(value, bool) else True
-
-
-class CoreSelect(wiring.Component):
-    """Several cores with one block size behind one :class:`BlockCipherSignature`.
+class CoreSelect(BlockCipher):
+    """Several cores with one block size behind one core's interface: a
+    :class:`~cipher_cores.cores.cipher.BlockCipher` with the widest key.
 
     ``select`` routes all three streams to one core; the key stream is as wide as the widest key,
     and a core takes its low ``key_bits``. ``select`` must only change while no block is in any
     core (the peripheral changes it only when idle). No registers: latency and rates are the
-    selected core's.
+    selected core's, so the figures this component states are bounds: each is the largest of
+    the cores' (exact when the cores agree), and it :attr:`decrypts` only if every core does.
+
+    Parameters
+    ----------
+    cores : sequence of :class:`~cipher_cores.cores.cipher.BlockCipher`
+        The cores (they become submodules), all with the same block size.
 
     Members
     -------
@@ -42,14 +44,35 @@ class CoreSelect(wiring.Component):
     """
     def __init__(self, cores):
         cores = tuple(cores)
+        if not cores:
+            raise ValueError("cores must hold at least one core")
+        for index, core in enumerate(cores):
+            check_block_cipher(core, f"cores[{index}]")
+        if any(core.block_bits != cores[0].block_bits for core in cores):
+            raise ValueError("all cores must have the same block size")
         self._cores = cores
-        super().__init__(BlockCipherSignature(cores[0].signature.block_bits,
-                                              max(c.signature.key_bits for c in cores)))
+        super().__init__(cores[0].block_bits, max(core.key_bits for core in cores),
+                         decrypt=all(core.decrypts for core in cores))
         self.select = Signal(range(max(2, len(cores))), name="select")
 
     @property
     def cores(self) -> tuple:
         return self._cores
+
+    @property
+    def latency(self) -> int:
+        """The longest latency of the cores."""
+        return max(core.latency for core in self._cores)
+
+    @property
+    def initiation_interval(self) -> int:
+        """The longest initiation interval of the cores."""
+        return max(core.initiation_interval for core in self._cores)
+
+    @property
+    def key_load_cycles(self) -> int:
+        """The longest key load of the cores."""
+        return max(core.key_load_cycles for core in self._cores)
 
     def elaborate(self, platform):
         m = Module()
@@ -57,7 +80,7 @@ class CoreSelect(wiring.Component):
             m.submodules[f"core{index}"] = core
             chosen = self.select == index
             m.d.comb += [
-                core.key.payload.eq(self.key.payload[:core.signature.key_bits]),
+                core.key.payload.eq(self.key.payload[:core.key_bits]),
                 core.key.valid.eq(self.key.valid & chosen),
                 core.input.payload.eq(self.input.payload),
                 core.input.valid.eq(self.input.valid & chosen),
@@ -73,22 +96,33 @@ class CoreSelect(wiring.Component):
         return m
 
 
-class CorePort(wiring.Component):
-    """One user's view of a :class:`SharedCore`: a component with the core's signature and no
-    logic of its own (the :class:`SharedCore` drives and reads its ports), so that a mode or
-    GCM can take it as its core. It answers ``latency``, ``initiation_interval``, ``decrypt``
-    and ``key_load_cycles`` as the core does (missing where the core has none).
+class CorePort(BlockCipher):
+    """One user's view of a :class:`SharedCore`: a :class:`~cipher_cores.cores.cipher.BlockCipher`
+    with the core's widths and no logic of its own (the :class:`SharedCore` drives and reads its
+    ports), so that a mode or GCM can take it as its core. Its :attr:`decrypts`,
+    :attr:`latency`, :attr:`initiation_interval` and :attr:`key_load_cycles` are the core's.
+
+    Parameters
+    ----------
+    core : :class:`~cipher_cores.cores.cipher.BlockCipher`
+        The shared core.
     """
-    _FORWARDED = ("latency", "initiation_interval", "decrypt", "key_load_cycles")
-
     def __init__(self, core):
+        check_block_cipher(core, "core")
         self._core = core
-        super().__init__(core.signature)
+        super().__init__(core.block_bits, core.key_bits, decrypt=core.decrypts)
 
-    def __getattr__(self, name):
-        if name in CorePort._FORWARDED and "_core" in self.__dict__:
-            return getattr(self.__dict__["_core"], name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    @property
+    def latency(self) -> int:
+        return self._core.latency
+
+    @property
+    def initiation_interval(self) -> int:
+        return self._core.initiation_interval
+
+    @property
+    def key_load_cycles(self) -> int:
+        return self._core.key_load_cycles
 
     def elaborate(self, platform):
         return Module()
@@ -105,8 +139,8 @@ class SharedCore(wiring.Component):
 
     Parameters
     ----------
-    core : :class:`~amaranth.lib.wiring.Component`
-        The core (it becomes a submodule), with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`.
+    core : :class:`~cipher_cores.cores.cipher.BlockCipher`
+        The core (it becomes a submodule).
     users : :class:`int`
         Number of ports (at least 2).
 
@@ -116,6 +150,7 @@ class SharedCore(wiring.Component):
         The port in use.
     """
     def __init__(self, core, *, users: int = 2):
+        check_block_cipher(core, "core")
         if not isinstance(users, int) or isinstance(users, bool):
             raise TypeError(f"users must be an integer, not {users!r}")
         if users < 2:
@@ -125,7 +160,7 @@ class SharedCore(wiring.Component):
         super().__init__({"select": In(range(users))})
 
     @property
-    def core(self):
+    def core(self) -> BlockCipher:
         return self._core
 
     @property
@@ -189,8 +224,9 @@ class CipherPeripheral(wiring.Component):
     Parameters
     ----------
     cores : a core, or a sequence of 1 to 4 cores
-        Cores with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`, one block size (a multiple of
-        32 bits, at most 128), keys of at most 256 bits; ``CTRL.KEYSEL`` picks one (for example
+        Cores (:class:`~cipher_cores.cores.cipher.BlockCipher`), one block size within the limits
+        of :meth:`check_limits` (a multiple of 32 bits, at most 128; keys of at most 256 bits);
+        ``CTRL.KEYSEL`` picks one (for example
         ``[AES(128), AES(256)]`` for two key sizes). Encrypt-only cores (``decrypt=False``) refuse
         ECB and CBC decryption (``ERROR.UNSUPPORTED``).
     modes : sequence of :class:`~cipher_cores.cores.modes.Mode`
@@ -288,32 +324,17 @@ class CipherPeripheral(wiring.Component):
                 from None
         if not 1 <= len(cores) <= 4:
             raise ValueError(f"cores must hold 1 to 4 cores, not {len(cores)}")
-        for core in cores:
-            if not isinstance(core, wiring.Component) or \
-                    not isinstance(core.signature, BlockCipherSignature):
-                raise TypeError(f"each core must be a component with a BlockCipherSignature, "
-                                f"not {core!r}")
-        block_bits = cores[0].signature.block_bits
-        if any(core.signature.block_bits != block_bits for core in cores):
+        for index, core in enumerate(cores):
+            check_block_cipher(core, f"cores[{index}]")
+        block_bits = cores[0].block_bits
+        if any(core.block_bits != block_bits for core in cores):
             raise ValueError("all cores must have the same block size")
-        if block_bits % 32 or block_bits > 128:
-            raise ValueError(f"the block size must be a multiple of 32 bits up to 128, "
-                             f"not {block_bits}")
-        if any(core.signature.key_bits > 256 for core in cores):
-            raise ValueError("keys must be at most 256 bits")
+        widest = max(cores, key=lambda core: core.key_bits)
         words = block_bits // 32
         if fifo_words is None:
             fifo_words = 2 * words
-        if not isinstance(fifo_words, int) or isinstance(fifo_words, bool):
-            raise TypeError(f"fifo_words must be an integer, not {fifo_words!r}")
-        if not words <= fifo_words <= 255:
-            raise ValueError(f"fifo_words must be from {words} (one block) to 255, "
-                             f"not {fifo_words}")
-        if not isinstance(gcm, bool):
-            raise TypeError(f"gcm must be True or False, not {gcm!r}")
-        if gcm and block_bits != 128:
-            raise ValueError(f"gcm=True needs cores with 128-bit blocks (AES), not "
-                             f"{block_bits}-bit ones")
+        self.check_limits(block_bits, widest.key_bits, fifo_words=fifo_words, gcm=gcm,
+                          core=type(widest).__name__)
         self._cores = cores
         self._fifo_words = fifo_words
         self._block_words = words
@@ -333,13 +354,45 @@ class CipherPeripheral(wiring.Component):
             "bus": In(WishboneSignature(addr_width=5, data_width=32, granularity=8)),
             "irq": Out(1),
         })
-        key_width = 32 * -(-max(core.signature.key_bits for core in cores) // 32)
+        key_width = 32 * -(-widest.key_bits // 32)
         self._key = Signal(key_width, name="key")
         self._iv = Signal(block_bits, name="iv")
         self._in_block = Signal(block_bits, name="in_block")
         self._out_block = Signal(block_bits, name="out_block")
         self._tag = Signal(128, name="tag")
         self._tag_expected = Signal(128, name="tag_expected")
+
+    @staticmethod
+    def check_limits(block_bits: int, key_bits: int, *, fifo_words: int | None = None,
+                     gcm: bool = False, core: str = "the core"):
+        """Check that the peripheral can be built around cores of ``block_bits`` and (at most)
+        ``key_bits``, with ``fifo_words`` (``None``: the default) and ``gcm``; raise
+        :exc:`ValueError` or :exc:`TypeError` (one line, naming ``core`` or the parameter) if
+        not. The constructor asks this, and so does the build flow before it builds anything
+        (:class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`).
+
+        The limits: a block is one to four 32-bit words (``DIN``/``DOUT`` move whole words), a
+        key at most 256 bits (eight ``KEY`` registers), a FIFO holds one block to 255 words,
+        and GCM needs 128-bit blocks.
+        """
+        if block_bits % 32 or not 0 < block_bits <= 128:
+            raise ValueError(f"the Wishbone peripheral takes blocks of 32, 64, 96 or 128 bits; "
+                             f"{core} has {block_bits}")
+        if key_bits > 256:
+            raise ValueError(f"the Wishbone peripheral takes keys of at most 256 bits; "
+                             f"{core} has {key_bits}")
+        if fifo_words is not None:
+            if not isinstance(fifo_words, int) or isinstance(fifo_words, bool):
+                raise TypeError(f"fifo_words must be an integer, not {fifo_words!r}")
+            words = block_bits // 32
+            if not words <= fifo_words <= 255:
+                raise ValueError(f"fifo_words must be from {words} (one block) to 255, "
+                                 f"not {fifo_words}")
+        if not isinstance(gcm, bool):
+            raise TypeError(f"gcm must be True or False, not {gcm!r}")
+        if gcm and block_bits != 128:
+            raise ValueError(f"gcm=True needs cores with 128-bit blocks (AES), not "
+                             f"{block_bits}-bit ones")
 
     @property
     def cores(self) -> tuple:
@@ -470,9 +523,9 @@ class CipherPeripheral(wiring.Component):
         # Capabilities.
         built = sum(1 << mode_.value for mode_ in engine.modes) | \
             (0 if gcm is None else 1 << GCM_MODE)
-        decrypting_cores = sum(1 << i for i, core in enumerate(cores) if _decrypts(core))
-        keysizes = sum((core.signature.key_bits // 8 if core.signature.key_bits % 8 == 0 else
-                        -(-core.signature.key_bits // 8)) << (8 * i)
+        decrypting_cores = sum(1 << i for i, core in enumerate(cores) if core.decrypts)
+        keysizes = sum((core.key_bits // 8 if core.key_bits % 8 == 0 else
+                        -(-core.key_bits // 8)) << (8 * i)
                        for i, core in enumerate(cores))
 
         in_space = Signal()

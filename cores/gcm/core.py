@@ -8,7 +8,7 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..interface import BlockCipherSignature
+from ..cipher import BlockCipher, check_block_cipher
 from .ghash import GHASH, check_digit_bits, check_multiplier
 
 
@@ -84,19 +84,17 @@ class GCMTag(data.StructLayout):
         super().__init__({"tag": unsigned(128), "authentic": unsigned(1)})
 
 
-def _core_depth(core) -> int:
-    latency = getattr(core, "latency", None)
-    interval = getattr(core, "initiation_interval", None)
-    if isinstance(latency, int) and isinstance(interval, int) and interval > 0:
-        return max(1, math.ceil(latency / interval))
-    return 1
+def _core_depth(core: BlockCipher) -> int:
+    """Counter blocks in flight that keep ``core`` at its rate: its latency over its initiation
+    interval, rounded up."""
+    return max(1, math.ceil(core.latency / core.initiation_interval))
 
 
 class GCM(wiring.Component):
     """AES-GCM authenticated encryption and decryption (NIST SP 800-38D) on streams.
 
-    The block cipher is any core of the library with a 128-bit
-    :class:`~cipher_cores.cores.interface.BlockCipherSignature` (the round-based :class:`~cipher_cores.cores.aes.AES` of
+    The block cipher is any core of the library (a :class:`~cipher_cores.cores.cipher.BlockCipher`)
+    with 128-bit blocks (the round-based :class:`~cipher_cores.cores.aes.AES` of
     any key size and S-box, or a pipelined one): GCM only asks it to encrypt, and keeps as many
     counter blocks in flight as the core's ``latency`` and ``initiation_interval`` call for.
     GHASH is a :class:`~cipher_cores.cores.gcm.ghash.GHASH` whose digit size and multiplier are parameters,
@@ -104,8 +102,9 @@ class GCM(wiring.Component):
 
     Parameters
     ----------
-    core : :class:`~amaranth.lib.wiring.Component`
-        The block cipher (it becomes a submodule), with ``block_bits == 128``.
+    core : :class:`~cipher_cores.cores.cipher.BlockCipher`
+        The block cipher (it becomes a submodule), with ``block_bits == 128`` (anything else:
+        :exc:`TypeError`, or :exc:`ValueError` for another block size).
     digit_bits : :class:`int`
         GHASH digit size (bits multiplied per cycle), see :class:`~cipher_cores.cores.gcm.ghash.GHASH`. The
         default 16 (10 cycles a block in block RAM, 8 in logic) keeps pace with the round-based
@@ -122,7 +121,7 @@ class GCM(wiring.Component):
         one table (8 block RAMs) and takes 18 edges a block.
     depth : :class:`int` or ``None``
         Counter blocks in flight in the core; by default ``ceil(latency / initiation_interval)``
-        of the core (1 for the round-based AES), or 1 if it does not state them.
+        of the core (1 for the round-based AES).
 
     Members
     -------
@@ -190,12 +189,9 @@ class GCM(wiring.Component):
     """
     def __init__(self, core, *, digit_bits: int = 16, multiplier: str = "auto",
                  depth: int | None = None):
-        if not isinstance(core, wiring.Component) or \
-                not isinstance(core.signature, BlockCipherSignature):
-            raise TypeError(f"core must be a component with a BlockCipherSignature, not {core!r}")
-        if core.signature.block_bits != 128:
-            raise ValueError(f"core must have 128-bit blocks, not "
-                             f"{core.signature.block_bits}-bit ones")
+        check_block_cipher(core, "core")
+        if core.block_bits != 128:
+            raise ValueError(f"core must have 128-bit blocks, not {core.block_bits}-bit ones")
         check_digit_bits(digit_bits, check_multiplier(multiplier))
         if depth is None:
             depth = _core_depth(core)
@@ -207,7 +203,7 @@ class GCM(wiring.Component):
         self._ghash = GHASH(digit_bits=digit_bits, multiplier=multiplier)
         self._depth = depth
         super().__init__({
-            "key": In(stream.Signature(unsigned(core.signature.key_bits))),
+            "key": In(stream.Signature(unsigned(core.key_bits))),
             "start": In(stream.Signature(GCMStart())),
             "input": In(stream.Signature(GCMBlock())),
             "output": Out(stream.Signature(GCMBlock())),
@@ -215,7 +211,7 @@ class GCM(wiring.Component):
         })
 
     @property
-    def core(self):
+    def core(self) -> BlockCipher:
         return self._core
 
     @property
@@ -224,7 +220,7 @@ class GCM(wiring.Component):
 
     @property
     def key_bits(self) -> int:
-        return self._core.signature.key_bits
+        return self._core.key_bits
 
     @property
     def digit_bits(self) -> int:
@@ -243,9 +239,9 @@ class GCM(wiring.Component):
         """Edges between the text blocks of a long message at full speed: the slower of GHASH
         (``ghash.block_cycles``) and the core (its initiation interval, or its latency shared
         by the ``depth`` blocks in flight). 11 for AES-128 with the default GHASH."""
-        latency = getattr(self._core, "latency", 1)
-        interval = getattr(self._core, "initiation_interval", 1)
-        return max(self._ghash.block_cycles, interval, math.ceil(latency / self._depth))
+        core = self._core
+        return max(self._ghash.block_cycles, core.initiation_interval,
+                   math.ceil(core.latency / self._depth))
 
     def elaborate(self, platform):
         m = Module()

@@ -1,6 +1,6 @@
 """Modes of operation (NIST SP 800-38A) around any core with a block-cipher stream interface.
 
-:class:`ModeOfOperation` wraps one core (any :class:`~cipher_cores.cores.interface.BlockCipherSignature`, any
+:class:`ModeOfOperation` wraps one core (any :class:`~cipher_cores.cores.cipher.BlockCipher`, any
 block size) and runs ECB, CBC, CFB (full-block feedback), OFB and CTR over messages: streams of
 blocks with first/last markers, the IV (or initial counter block) arriving with the first block.
 :class:`ECB`, :class:`CBC`, :class:`CFB`, :class:`OFB` and :class:`CTR` are the same component
@@ -11,7 +11,7 @@ from amaranth.hdl import C, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..interface import BlockCipherSignature
+from ..cipher import BlockCipher, check_block_cipher
 
 
 __all__ = ["Mode", "ModeRequest", "ModeResult", "ModeOfOperation",
@@ -59,11 +59,6 @@ class ModeResult(data.StructLayout):
                           "last": unsigned(1)})
 
 
-def _core_decrypts(core) -> bool:
-    value = getattr(core, "decrypt", True)
-    return value if isinstance(value, bool) else True
-
-
 class ModeOfOperation(wiring.Component):
     """ECB, CBC, CFB, OFB and CTR around a block-cipher core.
 
@@ -74,11 +69,11 @@ class ModeOfOperation(wiring.Component):
 
     Parameters
     ----------
-    core : :class:`~amaranth.lib.wiring.Component`
-        The block cipher, with a :class:`~cipher_cores.cores.interface.BlockCipherSignature`; it becomes a
-        submodule. CFB, OFB and CTR only ever send it blocks to encrypt (``decrypt`` = 0), so they
-        work with encrypt-only cores such as ``PRESENT(decrypt=False)``; ECB and CBC decryption
-        need a core that decrypts.
+    core : :class:`~cipher_cores.cores.cipher.BlockCipher`
+        The block cipher (anything else: :exc:`TypeError`); it becomes a submodule. CFB, OFB and
+        CTR only ever send it blocks to encrypt (``decrypt`` = 0), so they work with encrypt-only
+        cores such as ``PRESENT(decrypt=False)``; ECB and CBC decryption need a core that
+        decrypts (:attr:`~cipher_cores.cores.cipher.BlockCipher.decrypts`).
     modes : sequence of :class:`Mode`
         The modes to build (all five by default). With more than one, the ``mode`` port chooses.
     depth : :class:`int`
@@ -126,9 +121,7 @@ class ModeOfOperation(wiring.Component):
     result to leave; otherwise a new message follows the last one at the same rate.
     """
     def __init__(self, core, *, modes=tuple(Mode), depth: int = 2):
-        if not isinstance(core, wiring.Component) or \
-                not isinstance(core.signature, BlockCipherSignature):
-            raise TypeError(f"core must be a component with a BlockCipherSignature, not {core!r}")
+        check_block_cipher(core, "core")
         try:
             modes = tuple(modes)
         except TypeError:
@@ -147,7 +140,7 @@ class ModeOfOperation(wiring.Component):
         self._core = core
         self._modes = tuple(sorted(modes, key=lambda mode: mode.value))
         self._depth = depth
-        block_bits, key_bits = core.signature.block_bits, core.signature.key_bits
+        block_bits, key_bits = core.block_bits, core.key_bits
         members = {
             "key": In(stream.Signature(unsigned(key_bits))),
             "input": In(stream.Signature(ModeRequest(block_bits))),
@@ -165,7 +158,7 @@ class ModeOfOperation(wiring.Component):
         return self._chain
 
     @property
-    def core(self):
+    def core(self) -> BlockCipher:
         return self._core
 
     @property
@@ -178,17 +171,17 @@ class ModeOfOperation(wiring.Component):
 
     @property
     def block_bits(self) -> int:
-        return self._core.signature.block_bits
+        return self._core.block_bits
 
     @property
     def key_bits(self) -> int:
-        return self._core.signature.key_bits
+        return self._core.key_bits
 
     @property
     def decrypts(self) -> bool:
         """Whether the core decrypts (``False`` for an encrypt-only core: ECB and CBC then cannot
         decrypt)."""
-        return _core_decrypts(self._core)
+        return self._core.decrypts
 
     def elaborate(self, platform):
         m = Module()

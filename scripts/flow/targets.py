@@ -103,9 +103,9 @@ class PeripheralConfig:
     """The Wishbone peripheral (:class:`cipher_cores.cores.bus.CipherPeripheral`, every mode, default FIFOs)
     around one core configuration; with ``bus="wishbone-gcm"`` AES-GCM too (``gcm=True``).
 
-    Raises :exc:`ValueError` (one line) for a core the peripheral cannot take: a block size that
-    is not a multiple of 32 bits up to 128, a key longer than 256 bits, or for
-    ``wishbone-gcm`` a core that is not AES.
+    Raises :exc:`ValueError` (one line) for a core, a FIFO depth or GCM the peripheral cannot
+    take: the peripheral's own limits, asked of
+    :meth:`cipher_cores.cores.bus.CipherPeripheral.check_limits` before anything is built.
     """
     core: CoreConfig
     bus: str = "wishbone"
@@ -116,16 +116,10 @@ class PeripheralConfig:
         if self.bus not in WRAPPERS:
             raise ValueError(f"unknown bus wrapper {self.bus!r}; choose from "
                              f"{', '.join(WRAPPERS)}")
-        bits = self.core.block_bits
-        if bits % 32 or bits > 128:
-            raise ValueError(f"the Wishbone peripheral takes blocks of 32, 64, 96 or 128 bits; "
-                             f"{self.core.label} has {bits}")
-        if self.core.key_bits > 256:
-            raise ValueError(f"the Wishbone peripheral takes keys of at most 256 bits; "
-                             f"{self.core.label} has {self.core.key_bits}")
-        if self.gcm and (self.core.spec.name.partition("-")[0] != "aes" or bits != 128):
-            raise ValueError(f"{self.bus} takes an AES core (GCM needs 128-bit blocks); "
-                             f"{self.core.label} is not one")
+        from cipher_cores.cores.bus import CipherPeripheral
+        CipherPeripheral.check_limits(self.core.block_bits, self.core.key_bits,
+                                      fifo_words=self.fifo_words, gcm=self.gcm,
+                                      core=self.core.label)
 
     @property
     def gcm(self) -> bool:
