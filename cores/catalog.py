@@ -240,10 +240,11 @@ class CoreConfig:
 
     @property
     def slug(self) -> str:
-        """The label as a file-name-safe identifier."""
+        """The label as a file-name-safe identifier, options written as the command line writes
+        them: ``present80_decrypt_no``, ``aes128_sbox_logic``."""
         text = f"{self.spec.name}{self.key_bits}"
         for name, value in self._non_default():
-            text += f"_{name}_{value}"
+            text += f"_{name}_{self.spec.option(name).format(value)}"
         return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in text)
 
     @property

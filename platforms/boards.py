@@ -77,7 +77,7 @@ class ICE40HX8KBreakout(SelfTestBoard, ICE40HX8KBEVNPlatform):
 
 class ULX3S_85F(SelfTestBoard, ULX3S_85F_Platform):
     name = "ulx3s-85f"
-    title = "ULX3S"
+    title = "ULX3S-85F"
     pass_led = LEDRef("led", 0)
     fail_led = LEDRef("led", 1)
     busy_led = LEDRef("led", 7)
@@ -90,12 +90,12 @@ class ULX3S_85F(SelfTestBoard, ULX3S_85F_Platform):
 
 
 class ULX3S_25F(ULX3S_85F):
-    name, device = "ulx3s-25f", "LFE5U-25F"
+    name, title, device = "ulx3s-25f", "ULX3S-25F", "LFE5U-25F"
 
 
 class OrangeCrab_85F(SelfTestBoard, OrangeCrabR0_2_85FPlatform):
     name = "orangecrab-85f"
-    title = "OrangeCrab r0.2"
+    title = "OrangeCrab r0.2 85F"
     pass_led = LEDRef("rgb_led", 0, "g")
     fail_led = LEDRef("rgb_led", 0, "r")
     busy_led = LEDRef("rgb_led", 0, "b")
@@ -121,7 +121,7 @@ class OrangeCrab_85F(SelfTestBoard, OrangeCrabR0_2_85FPlatform):
 
 
 class OrangeCrab_25F(OrangeCrab_85F):
-    name, device = "orangecrab-25f", "LFE5U-25F"
+    name, title, device = "orangecrab-25f", "OrangeCrab r0.2 25F", "LFE5U-25F"
 
 
 class ICESugarPro(SelfTestBoard, ICESugarProPlatform):

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
 import shlex
 import sys
 import tempfile
@@ -107,17 +108,42 @@ Build, measure and export the AES and PRESENT block-cipher cores.
 
 The FPGA tools are the YoWASP (WebAssembly) builds of Yosys and nextpnr that pip installs with
 this package; nothing else is needed. To use native tools instead, set YOSYS, NEXTPNR_ICE40,
-ICEPACK, NEXTPNR_ECP5 or ECPPACK to their commands. The first YoWASP run on a machine compiles
-the tools (about a minute, once).
+ICEPACK, NEXTPNR_ECP5 or ECPPACK to their commands. The first YoWASP run on a machine
+compiles the tools to machine code, once: {first_use}.
+For your own design on an Amaranth platform, cipher_cores.platforms.toolchain.use_yowasp()
+sets those variables the same way.
 
-Examples:
+Examples (folders given to options must exist: mkdir -p build):
   cipher-cores demo                        simulate the FIPS-197 and PRESENT vectors
   cipher-cores build                       AES-128 self-test bitstream for the iCEBreaker
   cipher-cores build --core present --key-bits 128 --board ulx3s-85f
-  cipher-cores report -j 2 --markdown docs/results.md --plot docs/results.png
-  cipher-cores export --core aes --verilog aes128.v
+  cipher-cores report --cores aes-128 present-80 --devices ice40-up5k --markdown build/results.md
   cipher-cores report --cores wishbone:aes-128 aes-128 --devices ice40-up5k
-  cipher-cores regmap --markdown docs/wishbone.md --header cores/soc/firmware/cipher_wishbone.h
+  cipher-cores export --core aes --verilog aes128.v
+  cipher-cores regmap --markdown build/wishbone.md --header build/cipher_wishbone.h
+  cipher-cores list                        cores, their options, boards and devices
+"""
+
+
+class _KeepLinesFormatter(argparse.HelpFormatter):
+    """Wraps a paragraph given as one line, and keeps text with line breaks (examples) as it is
+    written."""
+    def _fill_text(self, text, width, indent):
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+_REPORT_EXAMPLES = """\
+examples (the folders of output files must exist: mkdir -p build):
+  cipher-cores report --cores aes-128 present-80 --devices ice40-up5k --seeds 1
+      two cores on the UP5K, one placement seed each: print the table
+  cipher-cores report --cores aes-128 --devices ecp5-25f --json build/aes.json \\
+      --markdown build/aes.md
+      save the measurement (JSON) and a Markdown page
+  cipher-cores report --merge build/aes.json --markdown build/aes.md --plot build/aes.png
+      the page again from saved measurements, with the area/throughput plot (--plot needs
+      matplotlib: pip install matplotlib)
 """
 
 
@@ -189,9 +215,10 @@ def _progress(args):
 
 
 def _prepare_tools(names, quiet=False, *, configure=True):
-    from cipher_cores.scripts.flow.toolchain import ToolchainError, configure_toolchain, prepare_tools
+    from cipher_cores.platforms.toolchain import use_yowasp
+    from cipher_cores.scripts.flow.toolchain import ToolchainError, prepare_tools
     if configure:
-        configure_toolchain()
+        use_yowasp()
     try:
         prepare_tools(names, say=None if not quiet else (lambda message: None))
     except ToolchainError as error:
@@ -237,14 +264,16 @@ def _cmd_build(args):
     print()
     print(f"{config.label} self-test on {board.title} ({result.device})")
     print(f"  bitstream     {result.bitstream or '(none)'}")
-    print(f"  core          {core.lut4:,} LUT4, {core.ff:,} FF, {core.carry} carry, "
+    print(f"  core alone    {core.lut4:,} LUT4, {core.ff:,} FF, {core.carry} carry, "
           f"{core.bram} BRAM  (≈{slice_equivalent(core.lut4, core.ff):,} Spartan-3 slices)")
-    print(f"  whole design  {design.lut4:,} LUT4, {design.ff:,} FF, {design.bram} BRAM")
+    print(f"  whole design  {design.lut4:,} LUT4, {design.ff:,} FF, {design.bram} BRAM  (core, "
+          f"self-test engine, UART and LEDs)")
     for cell, figures in sorted((result.design_utilization or {}).items()):
         if figures.get("used"):
             print(f"    {cell:<14} {figures['used']:>6} / {figures['available']}")
     fmax = "?" if result.fmax_mhz is None else f"{result.fmax_mhz:.1f}"
-    print(f"  Fmax          {fmax} MHz (board clock {result.clock_mhz:g} MHz, seed {result.seed})")
+    print(f"  Fmax          {fmax} MHz, whole design (board clock {result.clock_mhz:g} MHz, seed "
+          f"{result.seed})")
     figures = measure_cycles(config)
     measurement = DeviceMeasurement(
         label=config.label, config=config.to_dict(), device=board.name, family=result.family,
@@ -266,6 +295,9 @@ def _cmd_build(args):
         print(f"  program with  {board.programmer} (in {result.build_dir})")
     print()
     print(text_table({"rows": [row], "papers": papers_for([config])}))
+    # The row mixes the two scopes, as the report's rows do: say which figure is which.
+    print(f"({config.label}: LUT4, FF, carry, BRAM and slices count the core alone; Fmax and Mb/s "
+          f"are the whole self-test design's on the {board.title})")
     with open(summary, "w") as file:
         json.dump({**result.to_dict(), "cycles": figures.to_dict()}, file, indent=2)
     if not result.timing_met:
@@ -691,12 +723,39 @@ k127..k0), as in the PRESENT paper.
 """
 
 
+#: The reserved words of Verilog-2005 (IEEE 1364-2005, Annex B): not a module's name.
+_VERILOG_KEYWORDS = frozenset("""
+    always and assign automatic begin buf bufif0 bufif1 case casex casez cell cmos config
+    deassign default defparam design disable edge else end endcase endconfig endfunction
+    endgenerate endmodule endprimitive endspecify endtable endtask event for force forever fork
+    function generate genvar highz0 highz1 if ifnone incdir include initial inout input instance
+    integer join large liblist library localparam macromodule medium module nand negedge nmos
+    nor noshowcancelled not notif0 notif1 or output parameter pmos posedge primitive pull0 pull1
+    pulldown pullup pulsestyle_ondetect pulsestyle_onevent rcmos real realtime reg release
+    repeat rnmos rpmos rtran rtranif0 rtranif1 scalared showcancelled signed small specify
+    specparam strong0 strong1 supply0 supply1 table task time tran tranif0 tranif1 tri tri0 tri1
+    triand trior trireg unsigned use uwire vectored wait wand weak0 weak1 while wire wor xnor
+    xor""".split())
+
+
+def _check_module_name(name: str):
+    """Exit with one line unless ``name`` can name the top module: a plain Verilog identifier
+    (the submodules' names start with it, so it must need no escaping in either language)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise _Exit(f"--name {name!r}: a module name is a Verilog identifier: a letter or _, "
+                    f"then letters, digits or _")
+    if name in _VERILOG_KEYWORDS:
+        raise _Exit(f"--name {name!r}: a Verilog keyword cannot name a module")
+
+
 def _cmd_export(args):
     from cipher_cores.scripts.flow.toolchain import configure_export
 
     config = _peripheral_from_args(args) if _wrapper_of(args.core) else _config_from_args(args)
     if not args.verilog and not args.rtlil:
         raise _Exit("export needs --verilog FILE and/or --rtlil FILE")
+    if args.name is not None:
+        _check_module_name(args.name)
     _check_output_file(args.verilog, "--verilog")
     _check_output_file(args.rtlil, "--rtlil")
     name = args.name or config.slug
@@ -738,59 +797,44 @@ def _cmd_regmap(args):
 
 # --- demo -------------------------------------------------------------------------------------
 
-def demo_lines(config) -> list:
-    """Simulate ``config`` on its standard vectors (encrypt, then decrypt the result) and return
-    printable lines with the measured cycle counts."""
-    from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
-
-    hex_block = (config.block_bits + 3) // 4
-    hex_key = (config.key_bits + 3) // 4
-    lines = []
-    for vector in config.vectors():
-        key, plain, cipher = vector.key, vector.plaintext, vector.ciphertext
-        run = simulate_cipher(config.build(),
-                              [LoadKey(key), Process(plain), Process(cipher, decrypt=True)])
-        got_cipher, got_plain = run.results
-        ok = got_cipher == cipher and got_plain == plain
-        lines.append(f"{config.label}  key {key:0{hex_key}x}")
-        lines.append(f"    plaintext  {plain:0{hex_block}x}")
-        lines.append(f"    ciphertext {got_cipher:0{hex_block}x}  (expected {cipher:0{hex_block}x}"
-                     f", {run.latencies[0]} cycles)")
-        lines.append(f"    decrypted  {got_plain:0{hex_block}x}  ({run.latencies[1]} cycles)  "
-                     f"{'OK' if ok else 'MISMATCH'}")
-    return lines
-
-
 def _cmd_demo(args):
     from cipher_cores.cores.catalog import CoreConfig, catalog, get_core
-    from cipher_cores.scripts.flow.measure import measure_cycles
+    from cipher_cores.scripts.flow.demo import demo_lines, run_demo
 
     names = list(catalog()) if args.core == "all" else [args.core]
-    failures = 0
-    shown = 0
+    configs = []
     for name in names:
         try:
             spec = get_core(name)
         except KeyError as error:
             raise _Exit(str(error.args[0])) from None
-        for key_bits in spec.key_bits:
-            config = CoreConfig(spec, key_bits)
-            started = time.monotonic()
-            lines = demo_lines(config)
-            figures = measure_cycles(config)
-            failures += sum("MISMATCH" in line for line in lines)
-            failures += not figures.verified
-            print("\n".join(lines))
-            print(f"  {config.label}: {figures.cycles_per_block:g} cycles per block back to back "
-                  f"(decrypt {figures.cycles_per_block_decrypt:g}), latency {figures.latency} "
-                  f"(decrypt {figures.latency_decrypt}), key load to first block "
-                  f"{figures.key_to_input}; simulated in {time.monotonic() - started:.1f} s")
-            print()
-            shown += 1
-    if not shown:
-        raise _Exit("no core is available to simulate")
+        if args.key_bits == "all":
+            sizes = spec.key_bits
+        elif args.key_bits is None:
+            sizes = (spec.default_key_bits,)
+        elif args.key_bits.isdigit() and int(args.key_bits) in spec.key_bits:
+            sizes = (int(args.key_bits),)
+        elif args.core == "all":
+            continue        # a key size some cores take: the others are left out
+        else:
+            sizes = ", ".join(map(str, spec.key_bits))
+            raise _Exit(f"--key-bits must be {sizes} or all for {spec.title}, not "
+                        f"{args.key_bits!r}")
+        configs += [CoreConfig(spec, key_bits) for key_bits in sizes]
+    if not configs:
+        raise _Exit(f"--key-bits {args.key_bits}: no core takes that key size")
+    started = time.monotonic()
+    failures = 0
+    for config in configs:
+        run = run_demo(config)
+        failures += run.mismatches
+        print("\n".join(demo_lines(run)))
+        print()
+    print(f"{len(configs)} configuration{'s' if len(configs) > 1 else ''} simulated in "
+          f"{time.monotonic() - started:.1f} s"
+          + (" (each core's other key sizes: --key-bits all)" if args.key_bits is None else ""))
     if failures:
-        raise _Exit(f"{failures} mismatches against the reference model")
+        raise _Exit(f"{failures} mismatches against the known answers")
     return 0
 
 
@@ -800,36 +844,51 @@ def _cmd_list(args):
     from cipher_cores.cores.catalog import catalog
     from cipher_cores.platforms.boards import BOARDS, DEFAULT_BOARD
     from cipher_cores.platforms.devices import DEVICES
-    from cipher_cores.scripts.flow.targets import WRAPPERS
+    from cipher_cores.scripts.flow.targets import GCM_PRESETS, WRAPPERS
 
-    print("cores:")
-    for spec in catalog().values():
-        state = ""
-        options = ", ".join(f"{o.flag} (default {o.default})" for o in spec.options)
-        print(f"  {spec.name:<10} {spec.title}, keys {'/'.join(map(str, spec.key_bits))}; "
-              f"{options}{state}")
-    print("bus wrappers (report --cores WRAPPER:CORE, export --core WRAPPER:CORE):")
-    for name, what in WRAPPERS.items():
-        print(f"  {name + ':CORE':<16} {what}")
-    print("boards (build --board):")
-    for board in BOARDS.values():
-        default = "  (default)" if board.name == DEFAULT_BOARD else ""
-        print(f"  {board.name:<16} {board.title}{default}")
-    print("bare devices (report --devices):")
-    for device in DEVICES.values():
-        print(f"  {device.name:<16} {device.title}")
+    cores = [(spec.name, f"{spec.title}, keys {'/'.join(map(str, spec.key_bits))}"
+              + "".join(f"; {o.flag} {'|'.join(map(o.format, o.choices))} "
+                        f"(default {o.format(o.default)})" for o in spec.options))
+             for spec in catalog().values()]
+    wrappers = [(f"{name}:CORE", what) for name, what in WRAPPERS.items()]
+    gcm = [(f"{name}:CORE", f"AES-GCM around CORE (a 128-bit core: an AES one); GHASH "
+                            f"{preset['multiplier']}, {preset['digit_bits']}-bit digits")
+           for name, preset in GCM_PRESETS.items()]
+    verilog = [("verilog:FILE.toml", "another project's Verilog core, as FILE.toml describes it "
+                                     "(see scripts/flow/external.py)")]
+    boards = [(board.name, board.title + ("  (default)" if board.name == DEFAULT_BOARD else ""))
+              for board in BOARDS.values()]
+    devices = [(device.name, device.title) for device in DEVICES.values()]
+    sections = [
+        ("cores (build/export --core NAME, report --cores NAME-KEYBITS[:OPTION=VALUE,...]):",
+         cores),
+        ("bus wrappers (report --cores WRAPPER:CORE, export --core WRAPPER:CORE):", wrappers),
+        ("AES-GCM (report --cores PRESET:CORE):", gcm),
+        ("other projects' cores (report --cores):", verilog),
+        ("boards (build --board):", boards),
+        ("bare devices (report --devices):", devices),
+    ]
+    # One column for the names of every section, as wide as the longest.
+    width = max(len(name) for _, rows in sections for name, _ in rows)
+    for heading, rows in sections:
+        print(heading)
+        for name, what in rows:
+            print(f"  {name:<{width}}  {what}")
     return 0
 
 
 # --- parser -----------------------------------------------------------------------------------
 
 def make_parser() -> argparse.ArgumentParser:
+    from cipher_cores.cores.catalog import catalog
     from cipher_cores.platforms.boards import BOARDS, DEFAULT_BOARD
     from cipher_cores.platforms.devices import DEFAULT_DEVICES, DEVICES
     from cipher_cores.scripts.flow.report import default_configs
     from cipher_cores.scripts.flow.targets import GCM_PRESETS
+    from cipher_cores.scripts.flow.toolchain import FIRST_USE_COMPILE
 
-    parser = _Parser(prog="cipher-cores", description=_DESCRIPTION,
+    parser = _Parser(prog="cipher-cores", description=_DESCRIPTION.format(
+                         first_use=FIRST_USE_COMPILE),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -862,7 +921,8 @@ def make_parser() -> argparse.ArgumentParser:
                     "a shift-register harness, cells counted for the core alone), simulate it "
                     "for cycles per block and latency, and print LUT4, FF, carry, BRAM, Fmax "
                     "(median and best over the seeds), throughput and slice equivalents beside "
-                    "the seed papers' figures.")
+                    "the seed papers' figures.",
+        formatter_class=_KeepLinesFormatter, epilog=_REPORT_EXAMPLES)
     report.add_argument("--cores", nargs="+", default=None, metavar="CORE",
                         help="configurations as NAME-KEYBITS[:OPTION=VALUE,...], e.g. aes-128 "
                              "aes-128:sbox=logic present-80:decrypt=no; wishbone:CORE is the "
@@ -1030,11 +1090,19 @@ def make_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo", help="simulate the standard test vectors and print cycle counts",
-        description="Simulate the cores on the FIPS-197 (Appendix B and C) and PRESENT paper "
-                    "vectors, encrypting and then decrypting, and print the results with the "
-                    "cycle counts measured in simulation. No FPGA tools are run.")
+        description="Simulate every core of the catalog (or the one --core names) on the "
+                    "FIPS-197 (Appendix B and C) or PRESENT paper vectors in Amaranth's "
+                    "simulator, encrypting and then decrypting each (an encrypt-only core only "
+                    "encrypts, and says so), and print the results with the cycle counts "
+                    "measured in the same run. No FPGA tools are run; all the cores at their "
+                    "default key sizes take seconds.")
+    core_names = list(catalog())
     demo.add_argument("--core", default="all", metavar="NAME",
-                      help="aes, present or all (default: all)")
+                      help=f"{', '.join(core_names)} or all (default: all)")
+    demo.add_argument("--key-bits", default=None, metavar="N",
+                      help="the key size, or all for every key size of each core (default: "
+                           "each core's default key size; with --core all, a size only some "
+                           "cores take shows those cores)")
     demo.set_defaults(func=_cmd_demo)
 
     listing = commands.add_parser("list", help="list cores, boards and bare devices",
@@ -1046,6 +1114,22 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        try:
+            return _run(argv)
+        finally:
+            # Written out here, so that a reader gone away (cipher-cores list | head) is noticed
+            # below, not by the interpreter at exit with a traceback.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # Nobody reads our output any more: stop quietly, with the status of a command that
+        # SIGPIPE ended (as ls | head under pipefail). Python flushes stdout again at exit, so
+        # point it at /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
+
+
+def _run(argv: list) -> int:
     try:
         parser = make_parser()
         args = parser.parse_args(argv)

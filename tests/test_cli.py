@@ -152,22 +152,7 @@ def test_build_files_only(capsys, tmp_path):
     assert (tmp_path / "toy80_icebreaker" / "top.il").exists()
 
 
-def test_demo_present(capsys):
-    pytest.importorskip("cipher_cores.cores.present")
-    code, out, _ = run(capsys, "demo", "--core", "present")
-    assert code == 0
-    # The PRESENT paper's first vector, and the cycle counts measured in simulation.
-    assert "ciphertext 5579c1387b228445  (expected 5579c1387b228445, 32 cycles)" in out
-    assert "PRESENT-80: 32 cycles per block back to back" in out
-    assert "MISMATCH" not in out
-
-
-def test_demo_aes(capsys):
-    code, out, _ = run(capsys, "demo", "--core", "aes")
-    assert code == 0
-    # FIPS-197 Appendix C.1.
-    assert "ciphertext 69c4e0d86a7b0430d8cdb78070b4c55a" in out
-    assert "OK" in out and "MISMATCH" not in out
+# The demo of every catalog entry: tests/test_demo.py.
 
 
 def stub_measurements(monkeypatch, lut4=200):
@@ -307,6 +292,7 @@ def stub_tools(monkeypatch):
     monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.tool_versions", lambda *a, **k: {"yosys": "test"})
     monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.prepare_tools", lambda *a, **k: {})
     monkeypatch.setattr("cipher_cores.scripts.flow.toolchain.configure_toolchain", lambda *a, **k: {})
+    monkeypatch.setattr("cipher_cores.platforms.toolchain.use_yowasp", lambda *a, **k: {})
 
 
 def canned_build(fmax):
@@ -337,9 +323,13 @@ def test_build_prints_its_report(capsys, tmp_path, monkeypatch, fmax, code):
     result, out, err = run(capsys, "build", "--core", "toy", "--build-dir", str(tmp_path), "-q")
     assert result == code
     assert "TOY-80 self-test on iCEBreaker (iCE40UP5K)" in out
-    assert "core          300 LUT4, 150 FF, 2 carry, 0 BRAM  (≈150 Spartan-3 slices)" in out
+    # Which figures are the core's alone and which the whole self-test design's.
+    assert "core alone    300 LUT4, 150 FF, 2 carry, 0 BRAM  (≈150 Spartan-3 slices)" in out
+    assert "whole design  300 LUT4, 150 FF, 0 BRAM  (core, self-test engine, UART and LEDs)" in out
     assert "ICESTORM_LC       400 / 5280" in out
-    assert f"Fmax          {fmax:.1f} MHz (board clock 12 MHz, seed 1)" in out
+    assert f"Fmax          {fmax:.1f} MHz, whole design (board clock 12 MHz, seed 1)" in out
+    assert ("(TOY-80: LUT4, FF, carry, BRAM and slices count the core alone; Fmax and Mb/s are "
+            "the whole self-test design's on the iCEBreaker)") in out
     # The toy core takes 6 cycles per 64-bit block (simulated).
     assert "throughput    128.0 Mb/s at the board clock" in out
     # Where each report and log is.
@@ -502,3 +492,151 @@ def test_report_runs_on_the_named_scheduler(capsys, monkeypatch, tmp_path):
                        "--build-dir", str(tmp_path))
     assert code == 0, err
     assert seen == ["tcp://h:8786", "InlineExecutor"]
+
+
+# --- what a new user meets first (issue 24) ---------------------------------------------------
+
+def test_help_lists_every_command(capsys):
+    from cipher_cores.scripts.cli import make_parser
+    commands = next(action for action in make_parser()._actions
+                    if isinstance(action, __import__("argparse")._SubParsersAction))
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()
+              if line.startswith("    ") and line.split()]
+    assert set(commands.choices) == {"build", "report", "export", "regmap", "soc", "demo", "list"}
+    assert set(commands.choices) <= set(listed)
+
+
+def test_help_and_the_compile_notice_quote_one_first_use_time(capsys, tmp_path, monkeypatch):
+    import os
+    import cipher_cores.scripts.flow.toolchain as toolchain
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert toolchain.FIRST_USE_COMPILE in " ".join(capsys.readouterr().out.split())
+    monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))       # cold: the notice is said
+    monkeypatch.setattr(toolchain.subprocess, "run", lambda argv, **kwargs: None)
+    messages = []
+    environ = {"PATH": os.environ["PATH"]}
+    toolchain.use_yowasp(environ)
+    toolchain.prepare_tools(["yosys"], say=messages.append, environ=environ)
+    assert len(messages) == 1 and toolchain.FIRST_USE_COMPILE in messages[0]
+
+
+@pytest.mark.parametrize("command", [[], ["report"]])
+def test_help_examples_write_no_committed_file(capsys, command):
+    # The examples a user copies must not overwrite docs/ (the committed results page, register
+    # table) nor need matplotlib without saying so.
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    out = capsys.readouterr().out
+    examples = [line for line in out.splitlines() if "cipher-cores " in line]
+    assert examples
+    for line in examples:
+        assert "docs/" not in line and "cores/soc/" not in line
+    writers = [line for line in examples if re.search(r"--(markdown|json|plot|header) ", line)]
+    assert writers and all(re.search(r"--(markdown|json|plot|header) build/", line)
+                           for line in writers)
+    if "--plot" in out.split("examples")[-1]:
+        assert "matplotlib" in out.split("examples")[-1]
+
+
+def list_sections(out: str) -> dict:
+    """``cipher-cores list`` as {heading: [(name, text), ...]}."""
+    sections, rows = {}, None
+    for line in out.splitlines():
+        if not line.startswith("  "):
+            rows = sections.setdefault(line, [])
+        else:
+            name, _, text = line.strip().partition("  ")
+            rows.append((name, text.strip()))
+    return sections
+
+
+def test_list_writes_options_as_the_command_line_does(capsys):
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    assert "True" not in out and "False" not in out
+    cores = dict(next(rows for heading, rows in list_sections(out).items()
+                      if heading.startswith("cores")))
+    assert "--decrypt yes|no (default yes)" in cores["aes"]
+    assert "--sbox logic|bram|boolean (default bram)" in cores["aes"]
+    assert "--rounds-per-cycle 1|2|4|8|16|31 (default 1)" in cores["present"]
+
+
+def test_list_names_every_report_prefix(capsys):
+    from cipher_cores.scripts.flow.targets import GCM_PRESETS, WRAPPERS
+    code, out, _ = run(capsys, "list")
+    names = {name for rows in list_sections(out).values() for name, _ in rows}
+    for prefix in [*GCM_PRESETS, *WRAPPERS]:
+        assert f"{prefix}:CORE" in names
+    assert "verilog:FILE.toml" in names
+
+
+def test_list_aligns_every_name_in_one_column(capsys):
+    code, out, _ = run(capsys, "list")
+    rows = [line for line in out.splitlines() if line.startswith("  ")]
+    # The text after each name starts in the same column, however long the name.
+    starts = {len(line) - len(line[2:].split("  ", 1)[1].lstrip()) for line in rows}
+    assert len(starts) == 1
+    assert any("present-pipelined" in line for line in rows)
+
+
+def test_boards_have_distinct_titles(capsys):
+    from cipher_cores.platforms.boards import BOARDS
+    titles = [board.title for board in BOARDS.values()]
+    assert len(set(titles)) == len(titles), titles
+    code, out, _ = run(capsys, "list")
+    boards = next(rows for heading, rows in list_sections(out).items()
+                  if heading.startswith("boards"))
+    assert len({text for _, text in boards}) == len(BOARDS)
+
+
+def test_list_into_a_closed_pipe_exits_quietly():
+    # cipher-cores list | head: the reader goes away before the output is written.
+    with subprocess.Popen([sys.executable, "-m", "cipher_cores.scripts.cli", "list"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        process.stdout.close()
+        err = process.stderr.read().decode()
+        assert process.wait() == 141 and err == ""
+
+
+def test_no_configuration_slug_carries_a_python_boolean():
+    from cipher_cores.cores.catalog import configurations, parse_config
+    assert parse_config("present-80:decrypt=no").slug == "present80_decrypt_no"
+    assert parse_config("aes-192:sbox=logic,decrypt=no").slug == "aes192_sbox_logic_decrypt_no"
+    for config in configurations():
+        assert "True" not in config.slug and "False" not in config.slug, config.slug
+
+
+def test_export_names_the_module_with_yes_and_no(capsys, tmp_path):
+    path = tmp_path / "p.il"
+    code, out, err = run(capsys, "export", "--core", "present", "--decrypt", "no",
+                         "--rtlil", str(path))
+    assert code == 0, err
+    assert "top module present80_decrypt_no" in out
+    assert "module \\present80_decrypt_no\n" in path.read_text()
+
+
+@pytest.mark.parametrize("name, message", [
+    ("bad name!", "--name 'bad name!': a module name is a Verilog identifier: a letter or _, "
+                  "then letters, digits or _"),
+    ("9lives", "--name '9lives': a module name is a Verilog identifier"),
+    ("", "--name '': a module name is a Verilog identifier"),
+    ("aes-128", "--name 'aes-128': a module name is a Verilog identifier"),
+    ("module", "--name 'module': a Verilog keyword cannot name a module"),
+])
+def test_export_refuses_a_module_name_verilog_cannot_take(capsys, tmp_path, no_work, name,
+                                                           message):
+    code, _, err = run(capsys, "export", "--core", "toy", "--name", name,
+                       "--verilog", str(tmp_path / "t.v"))
+    assert_one_line_error(code, err, message)
+    assert not (tmp_path / "t.v").exists()
+
+
+def test_export_takes_a_good_module_name(capsys, tmp_path):
+    path = tmp_path / "t.il"
+    code, out, err = run(capsys, "export", "--core", "toy", "--name", "My_core_2",
+                         "--rtlil", str(path))
+    assert code == 0, err
+    assert "module \\My_core_2\n" in path.read_text()

