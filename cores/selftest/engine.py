@@ -10,7 +10,7 @@
    pseudo-random blocks under a fixed key; each is encrypted, the ciphertext decrypted, and the
    result compared with the block. The XOR of the first ``check_blocks`` ciphertexts is compared
    with the same checksum from the reference model, so a core that decrypts its own wrong
-   encryption correctly still fails. An encrypt-only core (``decrypts=False``) runs the known
+   encryption correctly still fails. An encrypt-only core (``core.decrypts`` false) runs the known
    answers in the encryption direction only, and its loop encrypts each block without
    decrypting it, checked by the checksum.
 
@@ -24,6 +24,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
+from ..cipher import check_block_cipher
 
 
 __all__ = ["lfsr_taps", "lfsr_next", "selftest_parameters", "SelfTest", "FAULTS"]
@@ -86,7 +87,7 @@ def selftest_parameters(config, *, loop_blocks: int = 1 << 20, check_blocks: int
         block = lfsr_next(block, config.block_bits)
     return {"vectors": vectors, "loop_key": loop_key, "loop_blocks": loop_blocks,
             "check_value": check_value, "check_blocks": check_blocks, "seed": seed,
-            "fault": None if fault == "kat" else fault, "decrypts": config.decrypts}
+            "fault": None if fault == "kat" else fault}
 
 
 class SelfTest(wiring.Component):
@@ -94,9 +95,10 @@ class SelfTest(wiring.Component):
 
     Parameters
     ----------
-    core : :class:`~amaranth.lib.wiring.Component` with a
-        :class:`~cipher_cores.cores.interface.BlockCipherSignature`
-        The core under test; it becomes the submodule ``core``.
+    core : :class:`~cipher_cores.cores.cipher.BlockCipher`
+        The core under test; it becomes the submodule ``core``. If it does not decrypt
+        (:attr:`~cipher_cores.cores.cipher.BlockCipher.decrypts` false), the loop only encrypts
+        (a ``"loop"`` fault then flips a bit of the checksum's second ciphertext).
     vectors : list of ``(key, block, decrypt, expected)``
         Known-answer checks, run in order.
     loop_key : :class:`int`
@@ -111,9 +113,6 @@ class SelfTest(wiring.Component):
         First block of the loop (nonzero).
     fault : ``None``, ``"kat"`` or ``"loop"``
         A deliberate fault (see :data:`FAULTS`).
-    decrypts : :class:`bool`
-        Whether the core decrypts. If not, the loop only encrypts (a ``"loop"`` fault then flips
-        a bit of the checksum's second ciphertext).
 
     Members
     -------
@@ -133,8 +132,8 @@ class SelfTest(wiring.Component):
         The loop checksum matched (valid once ``done``).
     """
     def __init__(self, core, *, vectors, loop_key: int, loop_blocks: int, check_value: int,
-                 check_blocks: int, seed: int = 1, fault: str | None = None,
-                 decrypts: bool = True):
+                 check_blocks: int, seed: int = 1, fault: str | None = None):
+        check_block_cipher(core, "core")
         if fault not in FAULTS:
             raise ValueError(f"fault must be one of {', '.join(map(repr, FAULTS))}, "
                              f"not {fault!r}")
@@ -154,7 +153,7 @@ class SelfTest(wiring.Component):
         self._check_blocks = check_blocks
         self._seed = seed
         self._fault = fault
-        self._decrypts = decrypts
+        self._decrypts = core.decrypts
         super().__init__({
             "done":        Out(1),
             "passed":      Out(1),
