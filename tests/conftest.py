@@ -9,8 +9,8 @@ import cipher_cores.cores.catalog
 
 @pytest.fixture
 def toy_in_catalog(monkeypatch):
-    """The catalog with the toy cipher (``tests/toy_cipher.py``) added as core ``toy``."""
-    from .toy_cipher import TOY_ENTRY
+    """The catalog with the toy cipher (``tests/support/toy_cipher.py``) added as core ``toy``."""
+    from .support.toy_cipher import TOY_ENTRY
     entries = {**cipher_cores.cores.catalog.catalog(), TOY_ENTRY.name: TOY_ENTRY}
     monkeypatch.setattr(cipher_cores.cores.catalog, "catalog", lambda: entries)
     return entries

@@ -24,7 +24,7 @@ from .support.helpers import (LoadKey, Process, aes_oracle, check_idle_without_k
                               check_key_load_cycles, key_groups, pulse_reset, run_testbench,
                               simulate_cipher, stream_get, stream_put)
 from .support.nist import aesavs_ecb_vectors
-from .cell_models import SimulationPlatform
+from .support.cell_models import SimulationPlatform
 
 
 KEY_SIZES = (128, 192, 256)
@@ -291,11 +291,11 @@ def test_reset_with_blocks_in_flight_leaves_an_empty_pipe_without_key():
     run_testbench(core, testbench)
 
 
-# The ECP5 form: DP16KD instances (simulated, tests/cell_models.py) and their sites.
+# The ECP5 form: DP16KD instances (simulated, tests/support/cell_models.py) and their sites.
 
 class DeviceForm(PipelinedAES):
     """The core as it is built for ``platform`` (a
-    :class:`~tests.cell_models.SimulationPlatform`), every submodule elaborated for it."""
+    :class:`~tests.support.cell_models.SimulationPlatform`), every submodule elaborated for it."""
     def __init__(self, key_bits, platform):
         self.platform = platform
         super().__init__(key_bits)

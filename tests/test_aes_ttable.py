@@ -30,7 +30,7 @@ from cipher_cores.cores.sim import simulator_with_reset
 
 from cipher_cores.cores import fpga
 
-from .cell_models import SimulationPlatform
+from .support.cell_models import SimulationPlatform
 from .support.helpers import LoadKey, Process, expected_results, simulate_cipher
 from .support.nist import aesavs_ecb_vectors
 
@@ -242,7 +242,7 @@ def test_long_random_sweep_matches_pycryptodome(key_bits, tables):
     assert_clean_run(run, key_bits, operations)
 
 
-# The device forms, with the cells simulated (tests/cell_models.py)
+# The device forms, with the cells simulated (tests/support/cell_models.py)
 
 class ECP5:
     family = "ecp5"
@@ -255,7 +255,7 @@ class ECP5_85F(ECP5):
 
 class DeviceForm(TTableAES):
     """The core as it is built for ``platform`` (a
-    :class:`~tests.cell_models.SimulationPlatform`), every submodule elaborated for it."""
+    :class:`~tests.support.cell_models.SimulationPlatform`), every submodule elaborated for it."""
     def __init__(self, key_bits, platform, **kwargs):
         self.platform = platform
         super().__init__(key_bits, **kwargs)

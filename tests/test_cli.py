@@ -14,7 +14,7 @@ from cipher_cores.scripts.cli import main
 from .support.helpers import assert_one_line_error, run_cli
 
 
-# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+# These tests use the toy cipher of tests/support/toy_cipher.py as core "toy".
 pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 

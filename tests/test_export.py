@@ -8,7 +8,7 @@ import pytest
 from cipher_cores.scripts.cli import main
 
 
-# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+# These tests use the toy cipher of tests/support/toy_cipher.py as core "toy".
 pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 

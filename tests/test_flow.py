@@ -23,7 +23,7 @@ from cipher_cores.scripts.flow.report import run_report
 from cipher_cores.scripts.flow.targets import PeripheralConfig, parse_target
 
 
-# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+# These tests use the toy cipher of tests/support/toy_cipher.py as core "toy".
 pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 
@@ -281,7 +281,7 @@ def test_target_errors_are_one_line(text, error, message):
 
 def test_peripheral_refuses_a_block_size_it_cannot_take():
     import dataclasses
-    from .toy_cipher import TOY_ENTRY
+    from .support.toy_cipher import TOY_ENTRY
     odd = CoreConfig(dataclasses.replace(TOY_ENTRY, block_bits=48), 80)
     with pytest.raises(ValueError, match=r"^the Wishbone peripheral takes blocks of 32, 64, 96 or "
                                          r"128 bits; TOY-80 has 48$"):

@@ -11,7 +11,7 @@ step. Three runs per configuration:
 * (marked ``slow``) the latency property with the latency off by one each way fails.
 
 The toy cipher (fast to prove) shows that each property catches the violation it is meant for, on
-the deliberately broken cores of ``tests/broken_cores.py`` and one more below.
+the deliberately broken cores of ``tests/support/broken_cores.py`` and one more below.
 
 All tests are marked ``formal``; those too long for the default run are also marked ``slow``
 (``python -m pytest -m formal`` runs them all). Times are in the README.
@@ -26,12 +26,12 @@ from amaranth.hdl import Module, Signal
 from cipher_cores.cores.catalog import parse_config
 from cipher_cores.cores.cipher import BlockCipher
 
-from .broken_cores import BrokenCore
+from .support.broken_cores import BrokenCore
 from .support.formal import (EXACT_LATENCY, IN_FLIGHT_BOUND, KEY_GOES_FIRST, KEY_READY_IDLE,
                              NO_BLOCK_BEFORE_KEY, NO_SPURIOUS_OUTPUT, OUTPUT_HOLDS, PAYLOAD_HOLDS,
                              PROPERTIES, REACHES_RESULTS, ContractHarness, prove_contract)
 from .support.helpers import pass_through
-from .toy_cipher import ToyCipher
+from .support.toy_cipher import ToyCipher
 
 
 pytestmark = pytest.mark.formal

@@ -25,7 +25,7 @@ from cipher_cores.cores.gcm.sim import GCMMessage, simulate_gcm
 from cipher_cores.cores.present import PRESENT
 from cipher_cores.cores.sim import LoadKey
 
-from .cell_models import SimulationPlatform
+from .support.cell_models import SimulationPlatform
 from .support.gcm_oracle import check_against_pycryptodome, pycryptodome_gcm, random_operations
 from .support.gcm_vectors import KINDS, gcm_vectors, representative
 from .support.helpers import stream_put, ticks
@@ -430,7 +430,7 @@ def test_ghash_auto_is_mixed_on_ice40_only():
 
 class ICE40GHASH(GHASH):
     """GHASH as built for iCE40: its tables of ``SB_RAM40_4K`` instances, simulated by the
-    models :attr:`platform` (a :class:`~tests.cell_models.SimulationPlatform`) supplies."""
+    models :attr:`platform` (a :class:`~tests.support.cell_models.SimulationPlatform`) supplies."""
     def __init__(self, **kwargs):
         self.platform = SimulationPlatform("ice40", "iCE40UP5K")
         super().__init__(**kwargs)

@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """Hand-placed logic cells (:mod:`cipher_cores.cores.lut`): the same function as an expression
 and as ECP5 and iCE40 cells, the cells made through the platform (:mod:`cipher_cores.cores.fpga`)
-and simulated by the models of ``tests/cell_models.py``."""
+and simulated by the models of ``tests/support/cell_models.py``."""
 
 import itertools
 
@@ -11,7 +11,7 @@ from amaranth.sim import Simulator
 
 from cipher_cores.cores.lut import lut4, pfumx
 
-from .cell_models import SimulationPlatform
+from .support.cell_models import SimulationPlatform
 
 
 class ECP5:

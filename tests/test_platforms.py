@@ -22,13 +22,13 @@ from cipher_cores.cores.catalog import DEFAULT_CORE, configurations, parse_confi
 from cipher_cores.platforms.devices import DEVICES, get_device
 from cipher_cores.platforms.harness import BareDeviceTop, MeasurementHarness, harness_widths
 from cipher_cores.platforms.selftest import SelfTestTop
-from .toy_cipher import ToyCipher
+from .support.toy_cipher import ToyCipher
 from cipher_cores.scripts.flow.toolchain import (TOOL_VARS_MARKER, YOWASP_TOOLS, configure_export,
                                     configure_toolchain, resolve_tool, tool_env_var,
                                     ToolchainError)
 
 
-# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+# These tests use the toy cipher of tests/support/toy_cipher.py as core "toy".
 pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 
@@ -157,7 +157,7 @@ def test_catalog_is_declared_by_the_cipher_packages():
     entries = cipher_cores.cores.catalog.catalog()
     assert set(entries) >= {"aes", "present", "toy"}
     assert entries["aes"] is AES_CATALOG[0] and entries["present"] is PRESENT_CATALOG[0]
-    assert entries["toy"].component.__module__ == "tests.toy_cipher"
+    assert entries["toy"].component.__module__ == "tests.support.toy_cipher"
     assert DEFAULT_CORE == "aes"
 
 

@@ -14,13 +14,13 @@ from cipher_cores.cores.present import PRESENT, ROUNDS_PER_CYCLE
 from cipher_cores.cores.present.reference import encrypt_block
 from cipher_cores.cores.present.tables import BLOCK_BITS, KEY_SIZES
 
-from .cell_models import SimulationPlatform
+from .support.cell_models import SimulationPlatform
 from .support.helpers import random_run as shared_random_run
 from .support.helpers import (Process, check_output_holds, expected_results, key_groups,
                               random_operations, run_testbench, simulate_cipher, vector_operations)
-from .test_contract import (check_figures, check_key_waits_for_idle,
-                            check_no_block_before_first_key, check_reset, check_stream_rules,
-                            check_waiting_key_goes_first)
+from .support.contract import (check_figures, check_key_waits_for_idle,
+                               check_no_block_before_first_key, check_reset, check_stream_rules,
+                               check_waiting_key_goes_first)
 
 
 CONFIGURATIONS = [(key_bits, rounds) for key_bits in KEY_SIZES for rounds in ROUNDS_PER_CYCLE]
@@ -123,8 +123,8 @@ class DeviceForm(PRESENT):
     register copied from K rather than from K's next value and `key_loaded` an ``SB_LUT4`` cell;
     on ECP5 state and key bits of LUT4 and PFUMX cells (:mod:`cipher_cores.cores.lut`);
     encrypt-only on iCE40, the handshake of ``SB_LUT4`` cells and the state's clock enable in
-    copies; the cells simulated with :class:`~tests.cell_models.LUTCellModel`, which a
-    :class:`~tests.cell_models.SimulationPlatform` (:attr:`platform`) supplies."""
+    copies; the cells simulated with :class:`~tests.support.cell_models.LUTCellModel`, which a
+    :class:`~tests.support.cell_models.SimulationPlatform` (:attr:`platform`) supplies."""
     def __init__(self, family, key_bits, rounds_per_cycle, decrypt=True):
         self.platform = SimulationPlatform(family)
         super().__init__(key_bits, rounds_per_cycle=rounds_per_cycle, decrypt=decrypt)

@@ -15,7 +15,7 @@ from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.present import KeyTablePRESENT
 from cipher_cores.cores.present.tables import KEY_SIZES
 
-from .cell_models import SimulationPlatform
+from .support.cell_models import SimulationPlatform
 from .support.helpers import random_run as shared_random_run
 from .support.helpers import (expected_results, present_configurations, reference, run_testbench,
                               simulate_cipher, stream_get, stream_put, ticks, vector_operations)
@@ -107,12 +107,13 @@ def test_a_late_block_of_the_other_direction_waits_for_its_round_keys():
                        for block, direction in zip(blocks, directions)]
 
 
-# The forms built for the devices, their cells simulated (tests/cell_models.py).
+# The forms built for the devices, their cells simulated (tests/support/cell_models.py).
 
 class DeviceForm(KeyTablePRESENT):
-    """The core as built for ``platform`` (a :class:`~tests.cell_models.SimulationPlatform`): its
-    state bits of LUT cells (:mod:`cipher_cores.cores.lut`) and its table of ``DP16KD`` (ECP5) or
-    ``SB_RAM40_4K`` (iCE40) instances (:mod:`cipher_cores.cores.block_ram`)."""
+    """The core as built for ``platform`` (a
+    :class:`~tests.support.cell_models.SimulationPlatform`): its state bits of LUT cells
+    (:mod:`cipher_cores.cores.lut`) and its table of ``DP16KD`` (ECP5) or ``SB_RAM40_4K`` (iCE40)
+    instances (:mod:`cipher_cores.cores.block_ram`)."""
     def __init__(self, platform, key_bits, decrypt):
         self._platform = platform
         super().__init__(key_bits, decrypt=decrypt)

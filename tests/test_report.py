@@ -20,7 +20,7 @@ from cipher_cores.scripts.flow.build import MEASURE_CORE_PATH, DeviceMeasurement
 from cipher_cores.scripts.flow.targets import parse_target
 
 
-# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+# These tests use the toy cipher of tests/support/toy_cipher.py as core "toy".
 pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 

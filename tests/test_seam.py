@@ -13,7 +13,7 @@ from cipher_cores.cores import fpga
 from cipher_cores.platforms.boards import BOARDS
 from cipher_cores.platforms.devices import DEVICES
 
-from .cell_models import DP16KDModel, SimulationPlatform
+from .support.cell_models import DP16KDModel, SimulationPlatform
 
 
 class Platform:

@@ -12,7 +12,7 @@ from cipher_cores.cores.selftest import (FAULTS, SelfTest, SummaryPrinter, UARTT
                             lfsr_taps, selftest_parameters, summary_text, uart_decode)
 
 
-# These tests use the toy cipher of tests/toy_cipher.py as core "toy".
+# These tests use the toy cipher of tests/support/toy_cipher.py as core "toy".
 pytestmark = pytest.mark.usefixtures("toy_in_catalog")
 
 

@@ -452,7 +452,7 @@ def test_the_peripheral_limits_live_in_one_place():
     :meth:`CipherPeripheral.check_limits`, which names the core."""
     from cipher_cores.cores.catalog import parse_config
     from cipher_cores.scripts.flow.targets import PeripheralConfig
-    from .toy_cipher import ToyCipher
+    from .support.toy_cipher import ToyCipher
     with pytest.raises(ValueError, match=r"^the Wishbone peripheral takes blocks of 32, 64, 96 "
                                          r"or 128 bits; ToyCipher has 48$"):
         CipherPeripheral(ToyCipher(block_bits=48))

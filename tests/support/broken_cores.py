@@ -1,7 +1,7 @@
 """Deliberately broken cores, one per kind of contract violation, to show the contract checks of
 ``tests/test_contract.py`` catch each one.
 
-Each wraps the toy cipher (``tests/toy_cipher.py``, fast to simulate) and breaks one rule of
+Each wraps the toy cipher (``tests/support/toy_cipher.py``, fast to simulate) and breaks one rule of
 :class:`~cipher_cores.cores.interface.BlockCipherSignature` on its ports, or lies about one of its figures.
 :data:`BROKEN` maps each fault to a catalog entry (``CipherEntry``) built on the toy's model.
 """
@@ -11,7 +11,7 @@ from amaranth.hdl import Module, Signal
 from cipher_cores.cores.catalog import CipherEntry
 from cipher_cores.cores.cipher import BlockCipher
 
-from .support.helpers import pass_through
+from .helpers import pass_through
 from .toy_cipher import ToyCipher, toy_decrypt, toy_encrypt
 
 
