@@ -13,7 +13,7 @@ The core is the submodule named ``core``; the report counts its cells by hierarc
 puts the harness on the ``serial`` pins of a bare device (:mod:`cipher_cores.platforms.devices`).
 """
 
-from amaranth.hdl import Cat, Elaboratable, Module, Signal
+from amaranth.hdl import Cat, Elaboratable, Module, ResetInserter, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -49,6 +49,11 @@ class MeasurementHarness(wiring.Component):
     ----------
     core : :class:`~amaranth.lib.wiring.Component`
         The core to measure. Every port of its signature is driven or captured.
+    reset : :class:`bool`
+        Keep the core's synchronous reset: a harness flip-flop (fed by the input shift
+        register) resets the core's ``sync`` flip-flops, as a design that resets the core while
+        it runs does, so synthesis keeps the core's reset logic. By default no reset reaches the
+        core (the bare devices' ``sync`` domain has none).
 
     Members
     -------
@@ -60,10 +65,13 @@ class MeasurementHarness(wiring.Component):
     serial_in:  In(1)
     serial_out: Out(1)
 
-    def __init__(self, core):
+    def __init__(self, core, *, reset: bool = False):
         if not isinstance(core, wiring.Component):
             raise TypeError(f"core must be a wiring.Component, not {core!r}")
+        if not isinstance(reset, bool):
+            raise TypeError(f"reset must be True or False, not {reset!r}")
         self._core = core
+        self._reset = reset
         super().__init__()
 
     @property
@@ -72,13 +80,17 @@ class MeasurementHarness(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.core = core = self._core
+        core = self._core
         inputs, outputs = _flat_ports(core)
 
         input_bits = Cat(*(value for _, value in inputs))
-        shift_in = Signal(len(input_bits))
+        shift_in = Signal(len(input_bits) + self._reset)
         m.d.sync += shift_in.eq(Cat(self.serial_in, shift_in[:-1]))
-        m.d.comb += input_bits.eq(shift_in)
+        m.d.comb += input_bits.eq(shift_in[:len(input_bits)])
+        if self._reset:
+            m.submodules.core = ResetInserter(shift_in[-1])(core)
+        else:
+            m.submodules.core = core
 
         output_bits = Cat(*(value for _, value in outputs))
         signature = Signal(len(output_bits))

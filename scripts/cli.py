@@ -363,7 +363,7 @@ def _cmd_report(args):
         with _progress(args) as progress:
             report = run_report(configs, devices, seeds=list(range(1, args.seeds + 1)),
                                 jobs=args.jobs, executor=executor, root=args.build_dir,
-                                progress=progress, command=command)
+                                progress=progress, command=command, reset=args.reset)
     finally:
         if executor is not None:
             executor.shutdown()
@@ -401,8 +401,9 @@ def _update_report(args):
         raise _Exit(f"{option} takes no --cores or --merge: the page says what to measure")
     page = _read_report(path, option)
     stale = update_plan(page)
-    for target, device, reason in stale:
-        print(f"stale: {target} on {device}: {reason}")
+    for target, device, reset, reason in stale:
+        kept = " (reset kept)" if reset == "kept" else ""
+        print(f"stale: {target} on {device}{kept}: {reason}")
     print(f"{len(page['rows']) - len(stale)} of {len(page['rows'])} rows show the sources as they "
           f"are now")
     if args.check:
@@ -419,11 +420,11 @@ def _update_report(args):
         _check_output_file(file, name)
     reports = [page]
     if stale:
-        configs, pairs = {}, []
-        for target, device, _ in stale:
+        configs, pairs = {}, {}
+        for target, device, reset, _ in stale:
             try:
                 config = configs.setdefault(target, parse_target(target))
-                pairs.append((config, get_device(device)))
+                pairs.setdefault(reset, []).append((config, get_device(device)))
             except (KeyError, ValueError) as error:
                 raise _Exit(f"{option} {path}: row {target} on {device}: {error.args[0]}") \
                     from None
@@ -435,15 +436,17 @@ def _update_report(args):
             except DaskUnavailable as error:
                 raise _Exit(str(error)) from None
         else:
-            families = {device.family for _, device in pairs}
+            families = {device.family for group in pairs.values() for _, device in group}
             _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)],
                            args.quiet)
         try:
             with _progress(args) as progress:
-                reports.append(run_report(list(configs.values()), [], seeds=seeds,
-                                          jobs=args.jobs, executor=executor,
-                                          root=args.build_dir, progress=progress,
-                                          command=command, pairs=pairs))
+                for reset, group in pairs.items():
+                    reports.append(run_report(
+                        list({config.text: config for config, _ in group}.values()), [],
+                        seeds=seeds,
+                        jobs=args.jobs, executor=executor, root=args.build_dir,
+                        progress=progress, command=command, pairs=group, reset=reset))
         finally:
             if executor is not None:
                 executor.shutdown()
@@ -947,6 +950,11 @@ def make_parser() -> argparse.ArgumentParser:
                         help="earlier reports (their --json files) to put on the same page: a row "
                              "this run measures replaces theirs for the same core and device, and "
                              "the page says which sweep measured each row")
+    report.add_argument("--reset", choices=["none", "kept"], default="none",
+                        help="none (default): no reset reaches the core, on every family (its "
+                             "flip-flops start from their reset values at configuration); kept: "
+                             "a harness flip-flop resets the core, so its reset logic is "
+                             "measured too (the page shows such rows beside the others)")
     report.add_argument("--check", metavar="PAGE",
                         help="list the rows of PAGE (a --json file, such as docs/results.json) "
                              "whose core changed since they were measured (each row records a "

@@ -46,8 +46,9 @@ def test_no_command_prints_help(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["build", "--core", "des"], "unknown core 'des'; choose from aes, "),
     (["build", "--board", "nexys"], "unknown board 'nexys'; choose from icebreaker"),
-    (["build", "--core", "present", "--sbox", "bram"], "--sbox does not apply to core present"),
-    (["build", "--core", "aes", "--key-bits", "80"], "AES takes --key-bits 128, 192, 256, not 80"),
+    (["build", "--core", "present", "--sbox", "bram"],
+     "PRESENT has no option 'sbox' (options: rounds_per_cycle, decrypt)"),
+    (["build", "--core", "aes", "--key-bits", "80"], "AES takes key sizes 128, 192 or 256, not 80"),
     (["build", "--core", "aes", "--sbox", "rom"],
      "--sbox must be logic, bram or boolean, not 'rom'"),
     (["build", "--frobnicate"], "unrecognized arguments: --frobnicate"),
@@ -162,7 +163,8 @@ def stub_measurements(monkeypatch, lut4=200):
     from cipher_cores.scripts.flow.digest import design_digest
     from cipher_cores.scripts.flow.measure import CellCounts
 
-    def fake_measure(config, device, *, seeds, root, progress=None, environ=None):
+    def fake_measure(config, device, *, seeds, root, progress=None, environ=None,
+                     reset="none"):
         return DeviceMeasurement(
             label=config.label, config=config.to_dict(), device=device.name,
             family=device.family, block_bits=config.block_bits, seeds=list(seeds),
@@ -170,7 +172,7 @@ def stub_measurements(monkeypatch, lut4=200):
             core_cells=CellCounts(lut4=lut4, ff=130), harness_cells=CellCounts(),
             design_cells=CellCounts(), design_utilization={},
             fmax_mhz=[50.0 + seed for seed in seeds], elapsed_s=0.1,
-            target=config.text, digest=design_digest(config, device))
+            target=config.text, digest=design_digest(config, device, reset), reset=reset)
 
     monkeypatch.setattr(cipher_cores.scripts.flow.build, "measure_device", fake_measure)
     stub_tools(monkeypatch)
@@ -246,6 +248,29 @@ def test_report_update_measures_only_the_stale_rows_again(capsys, tmp_path, monk
     assert (tmp_path / "page.md").exists()
     code, out, _ = run(capsys, "report", "--check", str(page))
     assert code == 0
+
+
+def test_report_reset_kept_rows_sit_beside_the_plain_rows(capsys, tmp_path, monkeypatch,
+                                                          toy_in_catalog):
+    """``--reset kept`` measures the core with its reset logic; merged with the plain sweep, its
+    rows do not replace the plain ones but get a table of their own, and their digest is their
+    own design's."""
+    plain, kept, page = (tmp_path / name for name in ("plain.json", "kept.json", "page.json"))
+    stub_measurements(monkeypatch, lut4=200)
+    assert run(capsys, "report", "--cores", "toy", "--devices", "ecp5-25f", "--seeds", "1",
+               "--json", str(plain), "--build-dir", str(tmp_path), "-q")[0] == 0
+    stub_measurements(monkeypatch, lut4=260)
+    assert run(capsys, "report", "--cores", "toy", "--devices", "ecp5-25f", "--seeds", "1",
+               "--reset", "kept", "--json", str(kept), "--build-dir", str(tmp_path), "-q")[0] == 0
+    code, _, err = run(capsys, "report", "--merge", str(plain), str(kept), "--json", str(page),
+                       "--markdown", str(tmp_path / "page.md"))
+    assert code == 0, err
+    rows = json.loads(page.read_text())["rows"]
+    assert [(row["reset"], row["lut4"]) for row in rows] == [("none", 200), ("kept", 260)]
+    assert rows[0]["digest"] != rows[1]["digest"]
+    text = (tmp_path / "page.md").read_text()
+    assert "## With the core's reset kept" in text and "200 → 260 (+30 %)" in text
+    assert run(capsys, "report", "--check", str(page))[0] == 0
 
 
 def test_report_merges_earlier_sweeps(capsys, tmp_path, monkeypatch):

@@ -19,8 +19,8 @@ UPDATE = ("cipher-cores report --update docs/results.json (measures the stale ro
 
 
 @functools.cache
-def digest_now(target: str, device: str) -> str:
-    return current_digest(target, device)
+def digest_now(target: str, device: str, reset: str = "none") -> str:
+    return current_digest(target, device, reset)
 
 
 def test_every_row_records_what_measured_it():

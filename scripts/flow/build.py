@@ -348,6 +348,8 @@ class DeviceMeasurement:
     target: str = ""
     #: The digest of the design measured (:mod:`cipher_cores.scripts.flow.digest`).
     digest: str = ""
+    #: ``"none"``: no reset reaches the core; ``"kept"``: the harness resets it.
+    reset: str = "none"
     fit: bool | None = None
     fit_reason: str = ""
     core_cells: CellCounts | None = None
@@ -368,31 +370,36 @@ class DeviceMeasurement:
             "design_utilization": self.design_utilization, "fmax_mhz": list(self.fmax_mhz),
             "constraint_mhz": self.constraint_mhz, "design_cells": cells(self.design_cells),
             "elapsed_s": self.elapsed_s, "target": self.target, "digest": self.digest,
+            "reset": self.reset,
         }
 
 
 def measure_device(config, device, *, seeds: Iterable[int] = (1,), root="build/report",
-                   progress: Progress | None = None, environ=None) -> DeviceMeasurement:
+                   progress: Progress | None = None, environ=None,
+                   reset: str = "none") -> DeviceMeasurement:
     """Synthesize ``config`` (a :class:`~cipher_cores.cores.catalog.CoreConfig`) on ``device`` (a class of
     :mod:`cipher_cores.platforms.devices`) inside a measurement harness, place and route it once per seed, and
     return a :class:`DeviceMeasurement`.
 
     The core's cells are counted by hierarchy (:func:`~cipher_cores.scripts.flow.measure.core_and_harness`).
-    A design that cannot fit is reported with ``fit`` false and no Fmax.
+    A design that cannot fit is reported with ``fit`` false and no Fmax. ``reset="kept"``
+    measures the core with its reset kept (see :mod:`cipher_cores.scripts.flow.digest`), in a
+    build folder of its own.
     """
     from .digest import measurement_top
 
     progress = progress or Progress(enabled=False)
     seeds = list(seeds)
     key = f"{config.label} @ {device.name}"
-    directory = pathlib.Path(root) / config.slug / device.name
+    directory = (pathlib.Path(root) / config.slug /
+                 (device.name + ("_reset_kept" if reset == "kept" else "")))
     started = time.monotonic()
     result = DeviceMeasurement(
         label=config.label, config=config.to_dict(), device=device.name, family=device.family,
         block_bits=config.block_bits, seeds=seeds, build_dir=str(directory),
-        constraint_mhz=device.target_mhz, target=config.text)
+        constraint_mhz=device.target_mhz, target=config.text, reset=reset)
     with _ELABORATE:
-        top = measurement_top(config)
+        top = measurement_top(config, reset)
     flow = run_flow(top, device(), directory, key=key, core_path=MEASURE_CORE_PATH,
                     capacity=device.capacity, seeds=seeds, per_seed_files=True, pack=False,
                     progress=progress, environ=environ)

@@ -28,19 +28,33 @@ def rtlil_digest(rtlil: str) -> str:
     return "sha256:" + hashlib.sha256(_SRC_ATTRIBUTE.sub("", rtlil).encode()).hexdigest()[:20]
 
 
-def measurement_top(target):
+#: How a row treats the core's reset: ``"none"`` (the page's method: no reset reaches the core)
+#: or ``"kept"`` (a harness flip-flop resets it, see
+#: :class:`~cipher_cores.platforms.harness.MeasurementHarness`).
+RESETS = ("none", "kept")
+
+
+def check_reset(reset: str) -> str:
+    if reset not in RESETS:
+        raise ValueError(f"reset must be one of {', '.join(RESETS)}, not {reset!r}")
+    return reset
+
+
+def measurement_top(target, reset: str = "none"):
     """The design a bare-device measurement builds: ``target``'s core (a new one, from
-    ``target.build()``) inside :class:`~cipher_cores.platforms.harness.MeasurementHarness`, in a
+    ``target.build()``) inside :class:`~cipher_cores.platforms.harness.MeasurementHarness` (with
+    the core's reset kept if ``reset`` is ``"kept"``), in a
     :class:`~cipher_cores.platforms.harness.BareDeviceTop`."""
     from cipher_cores.platforms.harness import BareDeviceTop, MeasurementHarness
-    return BareDeviceTop(MeasurementHarness(target.build()))
+    return BareDeviceTop(MeasurementHarness(target.build(),
+                                            reset=check_reset(reset) == "kept"))
 
 
-def design_digest(target, device) -> str:
+def design_digest(target, device, reset: str = "none") -> str:
     """The :func:`rtlil_digest` of ``target`` (a configuration with ``build()``, such as
     :func:`~cipher_cores.scripts.flow.targets.parse_target` returns) measured on ``device`` (a class
     of :mod:`cipher_cores.platforms.devices`), as the build prepares it."""
-    plan = device().prepare(measurement_top(target), name="top")
+    plan = device().prepare(measurement_top(target, reset), name="top")
     return rtlil_digest(plan.files["top.il"])
 
 
@@ -49,8 +63,8 @@ def stale_rows(report: dict, *, digest=None) -> list:
     make, as ``(row, reason)`` pairs: a row with no digest or target, a target the sources no
     longer accept, or a digest that differs from :func:`design_digest` now.
 
-    ``digest(target_text, device_name)`` computes a current digest (default: parse the target and
-    call :func:`design_digest`; pass a cached one to share work)."""
+    ``digest(target_text, device_name, reset)`` computes a current digest (default: parse the
+    target and call :func:`design_digest`; pass a cached one to share work)."""
     if digest is None:
         digest = current_digest
     stale = []
@@ -59,7 +73,7 @@ def stale_rows(report: dict, *, digest=None) -> list:
             stale.append((row, "no digest recorded"))
             continue
         try:
-            now = digest(row["target"], row["device"])
+            now = digest(row["target"], row["device"], row.get("reset", "none"))
         except (KeyError, ValueError) as error:
             stale.append((row, f"the sources no longer build {row['target']!r}: {error}"))
             continue
@@ -68,8 +82,8 @@ def stale_rows(report: dict, *, digest=None) -> list:
     return stale
 
 
-def current_digest(target_text: str, device_name: str) -> str:
+def current_digest(target_text: str, device_name: str, reset: str = "none") -> str:
     """:func:`design_digest` of a target and device given by name."""
     from cipher_cores.platforms.devices import get_device
     from .targets import parse_target
-    return design_digest(parse_target(target_text), get_device(device_name))
+    return design_digest(parse_target(target_text), get_device(device_name), reset)

@@ -265,7 +265,9 @@ def measured_rows(results: dict) -> list:
     measured = []
     for row in results.get("rows", []):
         target = _target(row.get("config", {}))
-        if target is None:
+        if target is None or row.get("reset", "none") != "none":
+            # A row measured with the core's reset kept sits beside its plain row on the
+            # results page; the advice compares the plain rows.
             continue
         fits = bool(row.get("fit")) and row.get("throughput_median_mbps") is not None
         measured.append(Measured(*target, device=row["device"],

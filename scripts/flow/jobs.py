@@ -45,6 +45,7 @@ class MeasureJob:
     device: str             # a name of :data:`cipher_cores.platforms.devices.DEVICES`
     seeds: tuple
     root: str
+    reset: str = "none"     # as :func:`cipher_cores.scripts.flow.build.measure_device` takes it
 
     @property
     def key(self) -> str:
@@ -62,7 +63,7 @@ def run_measure_job(job: MeasureJob, progress=None):
 
     configure_toolchain()
     return measure_device(parse_target(job.config), get_device(job.device), seeds=job.seeds,
-                          root=job.root, progress=progress)
+                          root=job.root, progress=progress, reset=job.reset)
 
 
 def run_cycles_job(config: str):

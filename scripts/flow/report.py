@@ -59,7 +59,8 @@ def derive_row(measurement, cycles) -> dict:
         return None if value is None else value.to_dict()
 
     m = measurement
-    row = {"label": m.label, "target": m.target, "digest": m.digest, "config": m.config,
+    row = {"label": m.label, "target": m.target, "digest": m.digest, "reset": m.reset,
+           "config": m.config,
            "device": m.device, "family": m.family,
            "block_bits": m.block_bits, "fit": m.fit, "fit_reason": m.fit_reason,
            "seeds": list(m.seeds), "core_cells": cells(m.core_cells),
@@ -144,10 +145,11 @@ def assemble(measurements: list, cycles: dict, *, papers=(), command: str = "",
 
 def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
                executor: Executor | None = None, root="build/report", progress=None,
-               command: str = "", pairs: list | None = None) -> dict:
+               command: str = "", pairs: list | None = None, reset: str = "none") -> dict:
     """Measure every configuration (:class:`~cipher_cores.cores.catalog.CoreConfig`) on every device
     (a class of :mod:`cipher_cores.platforms.devices`) and :func:`assemble` the report; or, given
-    ``pairs`` (``(configuration, device)`` tuples), just those.
+    ``pairs`` (``(configuration, device)`` tuples), just those. ``reset`` says how the core's
+    reset is treated (:data:`~cipher_cores.scripts.flow.digest.RESETS`).
 
     The simulations (one per configuration) and the builds (one per configuration and device,
     each placed with every seed) run on ``executor``: any :class:`concurrent.futures.Executor`,
@@ -176,7 +178,7 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
             pairs = [(config, device) for config in configs for device in devices]
         futures = []
         for config, device in pairs:
-            job = flow_jobs.MeasureJob(config.text, device.name, tuple(seeds), str(root))
+            job = flow_jobs.MeasureJob(config.text, device.name, tuple(seeds), str(root), reset)
             key = f"{config.label} @ {device.name}"
             if sink is None:
                 progress.update(key, "submitted")
@@ -228,12 +230,12 @@ def run_report(configs: list, devices: list, *, seeds=(1, 2, 3), jobs: int = 1,
 _SWEEP_KEYS = ("generated", "command", "source", "seeds", "tool_versions", "elapsed_s")
 
 
-def update_plan(page: dict, *, digest=None, progress=None) -> list:
+def update_plan(page: dict, *, digest=None) -> list:
     """What ``cipher-cores report --update`` measures again: the ``(target text, device name,
-    reason)`` of each row of ``page`` that :func:`~cipher_cores.scripts.flow.digest.stale_rows`
-    finds stale."""
+    reset, reason)`` of each row of ``page`` that
+    :func:`~cipher_cores.scripts.flow.digest.stale_rows` finds stale."""
     from .digest import stale_rows
-    return [(row.get("target") or row["label"], row["device"], reason)
+    return [(row.get("target") or row["label"], row["device"], row.get("reset", "none"), reason)
             for row, reason in stale_rows(page, digest=digest)]
 
 
@@ -263,7 +265,7 @@ def merge_reports(reports: list, *, command: str = "") -> dict:
             sweep = sweeps[row["sweep"]]
             row.setdefault("measured_at", sweep.get("source") or "")
             row.setdefault("tool_versions", dict(sweep.get("tool_versions") or {}))
-            rows[(row["label"], row["device"])] = row
+            rows[(row["label"], row["device"], row.get("reset", "none"))] = row
         for label, figures in report.get("cycles", {}).items():
             cycles[label] = dict(figures, sweep=first + figures.get("sweep", 0))
         for paper in report.get("papers", []):
@@ -322,9 +324,13 @@ def _paper_cells(paper: dict) -> list:
             f"{paper['throughput_mbps']:,.2f}", "–", f"{paper['kbps_per_slice']:,.0f}"]
 
 
+def _reset_kept(row: dict) -> bool:
+    return row.get("reset", "none") == "kept"
+
+
 def _table_rows(report: dict, papers: bool = True) -> tuple:
     header = [name for name, _ in _COLUMNS]
-    body = [[get(row) for _, get in _COLUMNS] for row in report["rows"]]
+    body = [[get(row) for _, get in _COLUMNS] for row in report["rows"] if not _reset_kept(row)]
     if papers:
         body += [_paper_cells(paper) for paper in report["papers"]]
     return header, body
@@ -382,7 +388,8 @@ def fronts(report: dict) -> dict:
         cipher = _paper_cipher(paper)
         for device in devices:
             rows = [row for row in report["rows"]
-                    if row["device"] == device and _cipher_of(row["config"]) == cipher]
+                    if row["device"] == device and _cipher_of(row["config"]) == cipher and
+                    not _reset_kept(row)]
             front = pareto_front(rows)
             if front:
                 result.setdefault(paper["label"], {})[device] = front
@@ -485,11 +492,43 @@ def _reproduce_command(rows: list, sweep: dict) -> str:
             f"--seeds {seeds}")
 
 
+def _reset_lines(report: dict) -> list:
+    """The rows measured with the core's reset kept, each beside its row without."""
+    plain = {(row["label"], row["device"]): row for row in report["rows"]
+             if not _reset_kept(row)}
+    body = []
+    for kept in report["rows"]:
+        row = plain.get((kept["label"], kept["device"]))
+        if not _reset_kept(kept) or row is None:
+            continue
+
+        def change(name):
+            if row[name] is None or kept[name] is None:
+                return "–"
+            return (f"{_fmt(row[name], ',')} → {_fmt(kept[name], ',')}"
+                    + (f" ({100 * (kept[name] - row[name]) / row[name]:+.0f} %)"
+                       if row[name] else ""))
+        body.append([kept["label"], kept["device"], change("lut4"), change("ff"),
+                     change("fmax_median_mhz")])
+    if not body:
+        return []
+    return ["## With the core's reset kept", "",
+            "The table above measures every core with no reset reaching it (see *Reset* under "
+            "[How to read the table](#how-to-read-the-table)). These rows measure the same cores "
+            "again with a harness flip-flop driving the core's synchronous reset "
+            "(`cipher-cores report --reset kept`), as a design that resets the core while it runs "
+            "does: the cost of the reset logic, core cells and Fmax median, without → with.", "",
+            _markdown_table(["core", "device", "LUT4", "FF", "Fmax MHz median"], body), ""]
+
+
 def _provenance_lines(report: dict) -> list:
     if not any(row.get("digest") for row in report["rows"]):
         return []
-    body = [[row["label"], row["device"], f"`{row.get('measured_at') or '–'}`",
-             f"`{row.get('digest') or '–'}`"] for row in report["rows"]]
+    body = [[row["label"] + (" (reset kept)" if _reset_kept(row) else ""), row["device"],
+             f"`{row.get('measured_at') or '–'}`",
+             f"`{row.get('digest') or '–'}`"
+             + (" (computed afterwards at that commit)" if row.get("digest_source") else "")]
+            for row in report["rows"]]
     return ["## Provenance", "",
             "The commit each row was measured at and the digest of the design it measured "
             "(`cipher_cores.scripts.flow.digest`: the harnessed core as handed to Yosys for that "
@@ -538,6 +577,7 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
     if plot:
         out += [f"![Area against throughput]({plot})", ""]
     out += _comparison_lines(report)
+    out += _reset_lines(report)
     out += _cycle_lines(report)
     if report.get("soc"):
         from .soc import soc_markdown
@@ -611,7 +651,7 @@ def plot_report(report: dict, path) -> None:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    devices = list(dict.fromkeys(row["device"] for row in report["rows"]))
+    devices = list(dict.fromkeys(row["device"] for row in report["rows"])) or ["no rows"]
     columns = 2 if len(devices) > 1 else 1
     lines = (len(devices) + columns - 1) // columns
     figure, panels = plt.subplots(lines, columns, figsize=(7 * columns, 5.2 * lines), dpi=100,
@@ -622,7 +662,7 @@ def plot_report(report: dict, path) -> None:
     for index, device in enumerate(devices):
         axes = panels[index // columns][index % columns]
         rows = [row for row in report["rows"] if row["device"] == device and
-                row["throughput_median_mbps"] and row["slices"]]
+                row["throughput_median_mbps"] and row["slices"] and not _reset_kept(row)]
         axes.scatter([row["slices"] for row in rows],
                      [row["throughput_median_mbps"] for row in rows],
                      color="lightgrey", s=18, zorder=1, label="every core and wrapper")
