@@ -29,7 +29,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .gf import gf_mul
-from .sbox import INV_SBOX, SBOX, affine
+from .sbox import affine
 
 
 __all__ = ["TOWER_LEVELS", "tower_constants", "tower_mul", "tower_inverse", "tower_isomorphism",

@@ -47,7 +47,7 @@ Byte and bit order: a block or key is ``int.from_bytes(fips197_bytes, "big")``; 
 the block is row ``r`` of column ``c`` of the state.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import memory
 
 from ..block_ram import MixedWidthRam

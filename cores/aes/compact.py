@@ -23,9 +23,8 @@ column ``c`` is bytes ``4c .. 4c + 3`` of the block, row 0 in the most significa
 word.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
-from amaranth.lib import memory, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import Cat, Module, Mux, Signal, Value, unsigned
+from amaranth.lib import memory
 
 from ..cipher import Handshake
 from .base import AESCipher

@@ -1,6 +1,6 @@
 """A Wishbone B4 peripheral around a block-cipher core and its modes of operation."""
 
-from amaranth.hdl import C, Cat, Const, Module, Mux, ResetInserter, Signal, unsigned
+from amaranth.hdl import C, Cat, Const, Module, Mux, ResetInserter, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -435,7 +435,6 @@ class CipherPeripheral(wiring.Component):
         bus, engine, gcm = self.bus, self._engine, self._gcm
         words, depth = self._block_words, self._fifo_words
         cores = self._cores
-        block_bits = 32 * words
         key_words = len(self._key) // 32
 
         scrub_reset = Signal()      # resets the mode and the core

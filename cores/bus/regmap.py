@@ -8,7 +8,7 @@ regenerate both (the test suite checks that the committed files are what this wr
 """
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 __all__ = ["Field", "Register", "REGISTERS", "BUS_DATA_WIDTH", "ADDRESS_BYTES", "register",
