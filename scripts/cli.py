@@ -311,8 +311,7 @@ def _cmd_build(args):
 def _cmd_report(args):
     from cipher_cores.platforms.devices import get_device
     from cipher_cores.scripts.flow.external import ExternalConfig
-    from cipher_cores.scripts.flow.report import (markdown_report, merge_reports, plot_report, run_report,
-                                     text_table)
+    from cipher_cores.scripts.flow.report import merge_reports, run_report
     from cipher_cores.scripts.flow.targets import parse_target
 
     if args.check or args.update:
