@@ -1,9 +1,9 @@
 """Support code of the test suite, shared by the test modules: stream and contract helpers
-(``helpers``), readers of the NIST vector files (``nist``, ``nist_modes``, ``gcm_vectors``), the
-modes' simulator (``mode_sim``), AES-GCM against pycryptodome (``gcm_oracle``), simulation models
-of FPGA cells (``cell_models``), the toy cipher and its broken variants (``toy_cipher``,
-``broken_cores``), the formal-proof harness (``formal``) and the Icarus Verilog bench
-(``verilog_bench``).
+(``helpers``), the checks of the stream contract on one configuration (``contract``), readers
+of the NIST vector files (``nist``, ``nist_modes``, ``gcm_vectors``), the modes' simulator
+(``mode_sim``), AES-GCM against pycryptodome (``gcm_oracle``), simulation models of FPGA cells
+(``cell_models``), the toy cipher and its broken variants (``toy_cipher``, ``broken_cores``), the
+formal-proof harness (``formal``) and the Icarus Verilog bench (``verilog_bench``).
 
 ``tests`` is a package, so pytest imports each test module as ``tests.test_<name>`` with the
 repository's root on ``sys.path``; the test modules import this package relatively
