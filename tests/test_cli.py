@@ -1,6 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """The command line: help, one-line errors with a non-zero exit, and the fast subcommands."""
 
+import argparse
 import json
 import pathlib
 import re
@@ -524,7 +525,7 @@ def test_report_runs_on_the_named_scheduler(capsys, monkeypatch, tmp_path):
 def test_help_lists_every_command(capsys):
     from cipher_cores.scripts.cli import make_parser
     commands = next(action for action in make_parser()._actions
-                    if isinstance(action, __import__("argparse")._SubParsersAction))
+                    if isinstance(action, argparse._SubParsersAction))
     with pytest.raises(SystemExit):
         main(["--help"])
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()
