@@ -5,4 +5,6 @@
 * :mod:`cipher_cores.platforms.selftest`: the board self-test top (LEDs and UART).
 * :mod:`cipher_cores.platforms.harness`: the bare-device measurement top and its shift-register harness.
 * :mod:`cipher_cores.platforms.pins`: requesting single pins through I/O buffers.
+* :mod:`cipher_cores.platforms.toolchain`: :func:`~cipher_cores.platforms.toolchain.use_yowasp`,
+  which lets any Amaranth platform (ours, ``amaranth_boards``', a user's) find the YoWASP tools.
 """

@@ -14,14 +14,22 @@ ROOT = Path(__file__).parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
+#: Put on the line before a block that must not run here (it builds a bitstream), with the test
+#: that checks what it shows instead.
+NOT_RUN = "<!-- not run by tests/test_readme.py:"
+
+
 def examples(page: Path) -> list:
-    """The Python code blocks of ``page``, in order."""
+    """The Python code blocks of ``page``, in order, but those marked :data:`NOT_RUN`."""
     text = page.read_text()
     blocks, start = [], 0
     while (start := text.find("```python\n", start)) >= 0:
+        marked = text[:start].rstrip().endswith("-->") and \
+            text[:start].rstrip().rsplit("\n", 1)[-1].startswith(NOT_RUN)
         start += len("```python\n")
         end = text.index("```", start)
-        blocks.append(text[start:end])
+        if not marked:
+            blocks.append(text[start:end])
         start = end
     return blocks
 

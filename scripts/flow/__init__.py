@@ -6,7 +6,10 @@
   :mod:`.external`).
 * :mod:`.build` runs the tools on a board self-test or a bare-device measurement.
 * :mod:`.measure` turns tool output and simulations into figures.
-* :mod:`.report` assembles and presents the utilization report.
+* :mod:`.report` assembles and presents the utilization report; :mod:`.digest` ties each of its
+  rows to the design it measured, and :mod:`.backfill` gives that digest to rows measured before.
+* :mod:`.doctables` writes the generated tables of the README and docs pages.
+* :mod:`.demo` runs the official vectors through every core (``cipher-cores demo``).
 * :mod:`.progress` shows what long builds are doing.
 * :mod:`.export` writes a core's standalone Verilog.
 """
