@@ -88,8 +88,8 @@ def test_cycle_budget_of_one_round_per_cycle():
      r"^rounds_per_cycle must be an integer \(1, 2, 4, 8, 16 or 31\), not '1'$"),
     ({"rounds_per_cycle": True}, TypeError,
      r"^rounds_per_cycle must be an integer \(1, 2, 4, 8, 16 or 31\), not True$"),
-    ({"decrypt": 1}, TypeError, r"^decrypt must be a bool, not 1$"),
-    ({"decrypt": None}, TypeError, r"^decrypt must be a bool, not None$"),
+    ({"decrypt": 1}, TypeError, r"^decrypt must be a bool \(True or False\), not 1$"),
+    ({"decrypt": None}, TypeError, r"^decrypt must be a bool \(True or False\), not None$"),
 ])
 def test_constructor_rejects_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):

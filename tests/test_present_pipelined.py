@@ -57,8 +57,8 @@ def test_cycle_figures(decrypt, key_load):
     ({"key_bits": 64}, ValueError, r"^key_bits must be 80 or 128, not 64$"),
     ({"key_bits": "80"}, TypeError, r"^key_bits must be an integer \(80 or 128\), not '80'$"),
     ({"key_bits": 80.0}, TypeError, r"^key_bits must be an integer \(80 or 128\), not 80\.0$"),
-    ({"decrypt": 0}, TypeError, r"^decrypt must be a bool, not 0$"),
-    ({"decrypt": None}, TypeError, r"^decrypt must be a bool, not None$"),
+    ({"decrypt": 0}, TypeError, r"^decrypt must be a bool \(True or False\), not 0$"),
+    ({"decrypt": None}, TypeError, r"^decrypt must be a bool \(True or False\), not None$"),
 ])
 def test_constructor_rejects_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):
