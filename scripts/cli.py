@@ -228,6 +228,7 @@ def _prepare_tools(names, quiet=False, *, configure=True):
 # --- build ------------------------------------------------------------------------------------
 
 def _cmd_build(args):
+    from cipher_cores.cores import fpga
     from cipher_cores.platforms.boards import get_board
     from cipher_cores.cores.selftest import FAULTS
     from cipher_cores.scripts.flow.build import BuildError, BuildFile, DeviceMeasurement, build_board
@@ -249,7 +250,7 @@ def _cmd_build(args):
     if not args.no_build:
         family_tools = {"ice40": ["yosys", "nextpnr-ice40", "icepack"],
                         "ecp5": ["yosys", "nextpnr-ecp5", "ecppack"]}
-        _prepare_tools(family_tools[board().family.lower()], args.quiet)
+        _prepare_tools(family_tools[fpga.family(board())], args.quiet)
     with _progress(args) as progress:
         try:
             result = build_board(config, board, root=args.build_dir, seed=args.seed,
@@ -603,6 +604,7 @@ def _cmd_soc_report(args):
 
 
 def _cmd_soc_build(args):
+    from cipher_cores.cores import fpga
     from cipher_cores.platforms.boards import get_board
     from cipher_cores.scripts.flow.build import BuildError
     from cipher_cores.scripts.flow.soc import SOC_BOARDS, build_soc, ram_bytes_for
@@ -612,7 +614,7 @@ def _cmd_soc_build(args):
     preset = SOC_BOARDS[args.board]
     target = _soc_target(args, args.fifo_words or preset.fifo_words)
     board = get_board(args.board)
-    family = board().family.lower()
+    family = fpga.family(board())
     isa = args.isa or preset.isa
     variant = args.variant or preset.variant
     if args.irq is None:

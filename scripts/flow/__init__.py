@@ -11,5 +11,6 @@
 * :mod:`.doctables` writes the generated tables of the README and docs pages.
 * :mod:`.demo` runs the official vectors through every core (``cipher-cores demo``).
 * :mod:`.progress` shows what long builds are doing.
+* :mod:`.revision` names the commit the sources are at.
 * :mod:`.export` writes a core's standalone Verilog.
 """

@@ -32,6 +32,8 @@ from typing import Iterable
 from .measure import (STAT_FILE, STAT_SCRIPT, CellCounts, NextpnrResult, Overflow,
                       classify_cells, core_and_harness, hierarchy_cells, keep_hierarchy_script,
                       overflow, parse_nextpnr_log, parse_nextpnr_overflow, parse_nextpnr_report)
+from cipher_cores.cores import fpga
+
 from .digest import rtlil_digest
 from .progress import Progress
 from .toolchain import tool_env_var
@@ -240,7 +242,7 @@ def run_flow(top, platform, directory, *, key: str, core_path: str, capacity: di
     progress = progress or Progress(enabled=False)
     seeds = list(seeds)
     directory = pathlib.Path(directory)
-    family = platform.family.lower()        # "iCE40" on iCE40 platforms
+    family = fpga.family(platform)
     result = FlowResult(directory)
 
     def add_file(what: str, name: str):
@@ -498,7 +500,7 @@ def build_board(config, board, *, root="build", seed: int = 1, loop_blocks: int 
     top = SelfTestTop(config, board, fault=fault,
                       **({} if loop_blocks is None else {"loop_blocks": loop_blocks}))
     result = BoardBuild(label=config.label, config=config.to_dict(), board=board.name,
-                        device=platform.device, family=platform.family.lower(),
+                        device=platform.device, family=fpga.family(platform),
                         build_dir=str(directory),
                         clock_mhz=platform.default_clk_frequency / 1e6, seed=seed)
     if not do_build:

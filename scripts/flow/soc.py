@@ -8,6 +8,8 @@ import json
 import pathlib
 import time
 
+from cipher_cores.cores import fpga
+
 from .build import BuildError, DoesNotFit, bitstream_file, board_timing, run_flow
 from .measure import classify_cells, hierarchy_cells
 from .progress import Progress
@@ -116,7 +118,7 @@ def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
                  interrupts=interrupts)
     paths = component_paths(target)
     result = SoCBuild(label=target.label, board=board.name, device=platform.device,
-                      family=platform.family.lower(), build_dir=str(directory),
+                      family=fpga.family(platform), build_dir=str(directory),
                       clock_mhz=platform.default_clk_frequency / 1e6, seed=seed,
                       ram_bytes=ram_bytes, firmware=str(firmware_path), isa=isa,
                       interrupts=interrupts)
