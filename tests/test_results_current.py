@@ -60,3 +60,10 @@ def test_digest_is_reproducible_and_tells_configurations_apart():
     assert digest_now("present-80", "ice40-up5k") != digest_now("present-80:decrypt=no",
                                                                 "ice40-up5k")
     assert digest_now("present-80", "ice40-up5k") != digest_now("present-80", "ecp5-25f")
+
+
+def test_the_page_names_no_machines_paths():
+    """Reproduce commands are the project's own: no absolute path of the machine that ran them."""
+    import re
+    text = (PAGE.parent / "results.md").read_text()
+    assert not re.findall(r"(?<![\w.])/(?:tmp|work|home|root|Users|workspace)/\S*", text)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 import statistics
 import sys
 import time
@@ -483,13 +484,19 @@ def _cycle_lines(report: dict) -> list:
             _markdown_table(header, body), ""]
 
 
+def _tool_version(version: str) -> str:
+    """A tool's version line without the path of the compiler that built it (the build
+    machine's, not ours: Yosys prints it)."""
+    return re.sub(r", Clang [^)]*", "", str(version))
+
+
 def _reproduce_command(rows: list, sweep: dict) -> str:
     """The project's own command that measures ``rows`` again (no machine's paths)."""
     targets = list(dict.fromkeys(row.get("target") or row["label"] for row in rows))
     devices = list(dict.fromkeys(row["device"] for row in rows))
     seeds = len(sweep.get("seeds") or rows[0].get("seeds") or [1])
     return (f"cipher-cores report --cores {' '.join(targets)} --devices {' '.join(devices)} "
-            f"--seeds {seeds}")
+            f"--seeds {seeds}" + (" --reset kept" if all(map(_reset_kept, rows)) else ""))
 
 
 def _reset_lines(report: dict) -> list:
@@ -593,8 +600,8 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         "device's clock domain has none, so every flip-flop starts from its reset value at "
         "configuration (through GSR on ECP5, as initial values on iCE40) and the core's "
         "synchronous reset logic is not in its figures. A design that resets the core while it "
-        "runs pays for that logic on top (most on ECP5, whose slices share one set/reset signal "
-        "per pair of flip-flops).",
+        "runs pays for that logic on top: the rows measured with the reset kept, where the page "
+        "has them, show how much.",
         "* **fit**: whether the whole harnessed design fits the device (checked before "
         "place-and-route and by nextpnr).",
         "* **Fmax**: nextpnr's post-route maximum frequency of the design, median and best over "
@@ -633,10 +640,10 @@ def markdown_report(report: dict, *, plot: str | None = None) -> str:
         "",
     ]
     if versions is not None or not report.get("sweeps"):
-        out += [f"* {name}: {version}" for name, version in (versions or {}).items()]
+        out += [f"* {name}: {_tool_version(version)}" for name, version in (versions or {}).items()]
     else:
         for index, sweep in enumerate(report["sweeps"]):
-            out += [f"* sweep {index + 1}, {name}: {version}"
+            out += [f"* sweep {index + 1}, {name}: {_tool_version(version)}"
                     for name, version in (sweep.get("tool_versions") or {}).items()]
     out.append("")
     return "\n".join(out)
