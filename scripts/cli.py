@@ -348,17 +348,7 @@ def _cmd_report(args):
     if not configs:
         report = merge_reports(earlier, command=command)
         return _write_report(report, args)
-    executor = None
-    if args.scheduler:
-        from cipher_cores.scripts.flow.jobs import DaskUnavailable, dask_executor
-        try:
-            executor = dask_executor(args.scheduler)
-        except DaskUnavailable as error:
-            raise _Exit(str(error)) from None
-    else:
-        families = {device.family for device in devices}
-        _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)],
-                       args.quiet)
+    executor = _report_executor(args, devices)
     try:
         with _progress(args) as progress:
             report = run_report(configs, devices, seeds=list(range(1, args.seeds + 1)),
@@ -384,6 +374,20 @@ def _read_report(path, option="--merge"):
     if not isinstance(report, dict) or not isinstance(report.get("rows"), list):
         raise _Exit(f"{option} {path}: not a report written by 'cipher-cores report --json'")
     return report
+
+
+def _report_executor(args, devices):
+    """Where ``report`` runs its builds: the Dask cluster of ``--scheduler`` (``None`` for
+    here), after the tools the ``devices`` need are made ready when they run here."""
+    if args.scheduler:
+        from cipher_cores.scripts.flow.jobs import DaskUnavailable, dask_executor
+        try:
+            return dask_executor(args.scheduler)
+        except DaskUnavailable as error:
+            raise _Exit(str(error)) from None
+    families = {device.family for device in devices}
+    _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)], args.quiet)
+    return None
 
 
 def _update_report(args):
@@ -428,17 +432,8 @@ def _update_report(args):
             except (KeyError, ValueError) as error:
                 raise _Exit(f"{option} {path}: row {target} on {device}: {error.args[0]}") \
                     from None
-        executor = None
-        if args.scheduler:
-            from cipher_cores.scripts.flow.jobs import DaskUnavailable, dask_executor
-            try:
-                executor = dask_executor(args.scheduler)
-            except DaskUnavailable as error:
-                raise _Exit(str(error)) from None
-        else:
-            families = {device.family for group in pairs.values() for _, device in group}
-            _prepare_tools(["yosys"] + [f"nextpnr-{family}" for family in sorted(families)],
-                           args.quiet)
+        executor = _report_executor(
+            args, [device for group in pairs.values() for _, device in group])
         try:
             with _progress(args) as progress:
                 for reset, group in pairs.items():
