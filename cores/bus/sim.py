@@ -21,6 +21,7 @@ from amaranth.sim import Simulator
 
 from ..modes import Mode
 from ..sim import stream_monitor
+from ..sim import watchdog as _watchdog
 from .regmap import register
 
 
@@ -238,10 +239,7 @@ def simulate_firmware(dut, program: Callable[[WishboneFirmware], Awaitable], *,
         await program(WishboneFirmware(ctx, dut, rst=domain.rst, edges=edges,
                                        memories=memories))
 
-    async def watchdog(ctx):
-        for _ in range(max_edges):
-            await ctx.tick()
-        raise RuntimeError(f"the firmware did not finish within {max_edges} edges")
+    watchdog = _watchdog(max_edges, "the firmware")
 
     sim.add_testbench(watchdog, background=True)
     for bench in background:

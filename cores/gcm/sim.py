@@ -19,6 +19,7 @@ from amaranth.lib import data
 from amaranth.sim import Simulator
 
 from ..sim import LoadKey, stream_get, stream_monitor, stream_put
+from ..sim import watchdog as _watchdog
 from .core import GCMBlock, GCMTag, keep_bits
 
 
@@ -215,10 +216,7 @@ def simulate_gcm(core, operations: Sequence, *, rng: _random.Random | None = Non
             await ctx.tick()
         return run
 
-    async def watchdog(ctx):
-        for _ in range(max_edges):
-            await ctx.tick()
-        raise RuntimeError(f"simulation did not finish within {max_edges} edges")
+    watchdog = _watchdog(max_edges)
 
     sim = Simulator(core)
     sim.add_clock(1e-8)

@@ -17,7 +17,8 @@ from amaranth.sim import Simulator
 from .operations import CipherRun, LoadKey, Process, StreamLog, Transfer
 
 
-__all__ = ["stream_put", "stream_get", "stream_monitor", "simulator_with_reset", "run_python"]
+__all__ = ["stream_put", "stream_get", "stream_monitor", "put_operations", "watchdog",
+           "simulator_with_reset", "run_python"]
 
 
 def _as_int(value) -> int:
@@ -89,6 +90,27 @@ def stream_monitor(streams: dict, logs: dict):
     return monitor
 
 
+async def put_operations(ctx, core, operations: Sequence, gaps: Sequence[int]):
+    """Perform ``operations`` (:class:`LoadKey` and :class:`Process`) in order on the ``key`` and
+    ``input`` streams of ``core``, each after its gap of idle edges."""
+    for op, gap in zip(operations, gaps):
+        if isinstance(op, LoadKey):
+            await stream_put(ctx, core.key, op.key, gap=gap)
+        else:
+            await stream_put(ctx, core.input,
+                             {"block": op.block, "decrypt": int(op.decrypt)}, gap=gap)
+
+
+def watchdog(max_edges: int, what: str = "simulation"):
+    """A background testbench that raises :exc:`RuntimeError` ("``what`` did not finish within
+    ``max_edges`` edges") if the simulation is still running after ``max_edges`` edges."""
+    async def testbench(ctx):
+        for _ in range(max_edges):
+            await ctx.tick()
+        raise RuntimeError(f"{what} did not finish within {max_edges} edges")
+    return testbench
+
+
 def simulator_with_reset(core):
     """A simulator running ``core`` in an explicit ``sync`` domain with a clock, and that domain's
     reset signal, which a testbench can drive (``ctx.set(rst, 1)``) to reset the core mid-run."""
@@ -115,12 +137,7 @@ def run_python(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence
     logs = {}
 
     async def producer(ctx):
-        for op, gap in zip(operations, gaps):
-            if isinstance(op, LoadKey):
-                await stream_put(ctx, core.key, op.key, gap=gap)
-            else:
-                await stream_put(ctx, core.input,
-                                 {"block": op.block, "decrypt": int(op.decrypt)}, gap=gap)
+        await put_operations(ctx, core, operations, gaps)
 
     async def consumer(ctx):
         if stalls is None:
@@ -133,16 +150,13 @@ def run_python(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence
         # Let the monitor log the last transfer edge before the simulation stops.
         await ctx.tick()
 
-    async def watchdog(ctx):
-        for _ in range(max_edges):
-            await ctx.tick()
-        raise RuntimeError(f"simulation did not finish within {max_edges} edges")
+    watchdog_bench = watchdog(max_edges)
 
     sim = Simulator(core)
     sim.add_clock(1e-8)
     sim.add_testbench(stream_monitor(
         {"key": core.key, "input": core.input, "output": core.output}, logs), background=True)
-    sim.add_testbench(watchdog, background=True)
+    sim.add_testbench(watchdog_bench, background=True)
     sim.add_testbench(producer)
     sim.add_testbench(consumer)
     if vcd:

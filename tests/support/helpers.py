@@ -20,6 +20,8 @@ from cipher_cores.cores.aes import reference as aes_reference
 from cipher_cores.cores.present.tables import KEY_SIZES as PRESENT_KEY_SIZES
 from cipher_cores.cores.sim import (CipherRun, LoadKey, Process, simulate_cipher, simulator_with_reset,
                        stream_monitor)
+from cipher_cores.cores.sim import put_operations
+from cipher_cores.cores.sim import watchdog as _watchdog
 
 
 __all__ = [
@@ -222,10 +224,7 @@ def run_testbench(core, testbench, *, monitor: list | None = None, max_edges: in
     if max_edges is None and hasattr(core, "latency") and hasattr(core, "key_load_cycles"):
         max_edges = 100 * (core.latency + core.key_load_cycles + 64)
     if max_edges is not None:
-        async def watchdog(ctx):
-            for _ in range(max_edges):
-                await ctx.tick()
-            raise RuntimeError(f"simulation did not finish within {max_edges} edges")
+        watchdog = _watchdog(max_edges)
 
         sim.add_testbench(watchdog, background=True)
 
@@ -366,22 +365,14 @@ def run_with_contract(core, operations, *, rng: random.Random | None = None, max
     logs, violations = {}, []
 
     async def producer(ctx, rst):
-        for op, gap in zip(operations, gaps):
-            if isinstance(op, LoadKey):
-                await stream_put(ctx, core.key, op.key, gap=gap)
-            else:
-                await stream_put(ctx, core.input,
-                                 {"block": op.block, "decrypt": int(op.decrypt)}, gap=gap)
+        await put_operations(ctx, core, operations, gaps)
 
     async def consumer(ctx):
         for stall in stalls:
             await stream_get(ctx, core.output, stall=stall)
         await ctx.tick()
 
-    async def watchdog(ctx):
-        for _ in range(max_edges):
-            await ctx.tick()
-        raise RuntimeError(f"simulation did not finish within {max_edges} edges")
+    watchdog = _watchdog(max_edges)
 
     sim, rst = simulator_with_reset(core)
     sim.add_testbench(stream_monitor({"key": core.key, "input": core.input,

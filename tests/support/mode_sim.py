@@ -9,6 +9,7 @@ from amaranth.sim import Simulator
 from cipher_cores.cores.aes import AES
 from cipher_cores.cores.modes import Mode, ModeOfOperation
 from cipher_cores.cores.sim import stream_monitor, stream_put
+from cipher_cores.cores.sim import watchdog as _watchdog
 
 
 __all__ = ["Key", "Message", "ModeRun", "simulate_mode", "check_vectors"]
@@ -84,10 +85,7 @@ def simulate_mode(engine, operations, *, rng=None, max_gap=0, max_stall=0, max_e
                 ctx.set(engine.output.ready, 0)
         await ctx.tick()
 
-    async def watchdog(ctx):
-        for _ in range(max_edges):
-            await ctx.tick()
-        raise RuntimeError(f"simulation did not finish within {max_edges} edges")
+    watchdog = _watchdog(max_edges)
 
     sim = Simulator(engine)
     sim.add_clock(1e-8)
