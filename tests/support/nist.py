@@ -11,8 +11,37 @@ __all__ = ["AesVector", "split_blocks", "parse_rsp", "aesavs_ecb_path", "aesavs_
            "MctRecord", "aesavs_mct_path", "aesavs_mct_records", "OUTER", "INNER", "next_key"]
 
 
+class Directed:
+    """A known answer with a direction: ``given`` is what goes in, ``expected`` what must come
+    out (the ciphertext and the plaintext when ``decrypt``, the other way round otherwise)."""
+    @property
+    def given(self) -> tuple:
+        return self.ciphertext if self.decrypt else self.plaintext
+
+    @property
+    def expected(self) -> tuple:
+        return self.plaintext if self.decrypt else self.ciphertext
+
+
+def aes_vector_dir() -> Path:
+    """The AES folder of the ``cryptography-vectors`` package."""
+    import cryptography_vectors
+    return Path(cryptography_vectors.__file__).parent / "ciphers" / "AES"
+
+
+def counted_records(path: Path):
+    """``(section, record)`` of each numbered record (with ``COUNT``) of a CAVP file whose
+    sections are ``ENCRYPT`` and ``DECRYPT``; :exc:`ValueError` on any other section."""
+    for section, record in parse_rsp(path):
+        if "COUNT" not in record:
+            continue
+        if section not in ("ENCRYPT", "DECRYPT"):
+            raise ValueError(f"{path.name}: unexpected section [{section}]")
+        yield section, record
+
+
 @dataclass(frozen=True)
-class AesVector:
+class AesVector(Directed):
     """One known answer. ``key`` is a big-endian integer; ``plaintext`` and ``ciphertext`` are
     tuples of 128-bit big-endian block integers (MMT vectors hold several blocks, ECB mode)."""
     source: str
@@ -21,14 +50,6 @@ class AesVector:
     key: int
     plaintext: tuple
     ciphertext: tuple
-
-    @property
-    def given(self) -> tuple:
-        return self.ciphertext if self.decrypt else self.plaintext
-
-    @property
-    def expected(self) -> tuple:
-        return self.plaintext if self.decrypt else self.ciphertext
 
 
 def split_blocks(hex_text: str, block_bits: int = 128) -> tuple:
@@ -41,9 +62,7 @@ def split_blocks(hex_text: str, block_bits: int = 128) -> tuple:
 
 def aesavs_ecb_path(kind: str, key_bits: int) -> Path:
     """The AESAVS ECB file ``ECB{kind}{key_bits}.rsp`` from the ``cryptography-vectors`` package."""
-    import cryptography_vectors
-    path = (Path(cryptography_vectors.__file__).parent / "ciphers" / "AES" / "ECB" /
-            f"ECB{kind}{key_bits}.rsp")
+    path = aes_vector_dir() / "ECB" / f"ECB{kind}{key_bits}.rsp"
     if not path.exists():
         raise FileNotFoundError(f"AESAVS file {path.name} is not in cryptography-vectors")
     return path
@@ -54,11 +73,7 @@ def aesavs_ecb_vectors(kind: str, key_bits: int) -> list:
     MMT), for ``key_bits`` 128, 192 or 256."""
     path = aesavs_ecb_path(kind, key_bits)
     vectors = []
-    for section, record in parse_rsp(path):
-        if "COUNT" not in record:
-            continue
-        if section not in ("ENCRYPT", "DECRYPT"):
-            raise ValueError(f"{path.name}: unexpected section [{section}]")
+    for section, record in counted_records(path):
         vectors.append(AesVector(
             source=f"{path.name} {section} COUNT={record['COUNT']}",
             count=int(record["COUNT"]),

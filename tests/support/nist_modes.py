@@ -7,7 +7,7 @@ from pathlib import Path
 from cipher_cores.cores.modes.vectors import SP800_38A_CTR
 from cipher_cores.cores.modes.vectors import SP800_38A_PLAINTEXT as _SP800_38A_PLAINTEXT
 
-from .nist import parse_rsp
+from .nist import Directed, aes_vector_dir, counted_records
 
 
 __all__ = ["ModeVector", "MODE_FILE_KINDS", "mode_vector_path", "mode_vectors", "ctr_vectors",
@@ -21,7 +21,7 @@ _PREFIX = {"CBC": "CBC", "CFB": "CFB128", "OFB": "OFB"}
 
 
 @dataclass(frozen=True)
-class ModeVector:
+class ModeVector(Directed):
     """One message. ``key`` and ``iv`` are big-endian integers; ``plaintext`` and ``ciphertext``
     tuples of 128-bit block integers, the last block padded with zero bytes when the message is
     not whole blocks (``length`` is its length in bytes)."""
@@ -33,24 +33,11 @@ class ModeVector:
     ciphertext: tuple
     length: int
 
-    @property
-    def given(self) -> tuple:
-        return self.ciphertext if self.decrypt else self.plaintext
-
-    @property
-    def expected(self) -> tuple:
-        return self.plaintext if self.decrypt else self.ciphertext
-
 
 def _blocks(hex_text: str) -> tuple:
     data = bytes.fromhex(hex_text)
     data += bytes(-len(data) % 16)
     return tuple(int.from_bytes(data[i:i + 16], "big") for i in range(0, len(data), 16))
-
-
-def _aes_dir() -> Path:
-    import cryptography_vectors
-    return Path(cryptography_vectors.__file__).parent / "ciphers" / "AES"
 
 
 def mode_vector_path(mode: str, kind: str, key_bits: int) -> Path:
@@ -60,7 +47,7 @@ def mode_vector_path(mode: str, kind: str, key_bits: int) -> Path:
         raise ValueError(f"mode must be CBC, CFB or OFB, not {mode!r}")
     if kind not in MODE_FILE_KINDS:
         raise ValueError(f"kind must be one of {', '.join(MODE_FILE_KINDS)}, not {kind!r}")
-    path = _aes_dir() / mode / f"{_PREFIX[mode]}{kind}{key_bits}.rsp"
+    path = aes_vector_dir() / mode / f"{_PREFIX[mode]}{kind}{key_bits}.rsp"
     if not path.exists():
         raise FileNotFoundError(f"CAVP file {path.name} is not in cryptography-vectors")
     return path
@@ -68,11 +55,7 @@ def mode_vector_path(mode: str, kind: str, key_bits: int) -> Path:
 
 def _read(path: Path) -> list:
     vectors = []
-    for section, record in parse_rsp(path):
-        if "COUNT" not in record:
-            continue
-        if section not in ("ENCRYPT", "DECRYPT"):
-            raise ValueError(f"{path.name}: unexpected section [{section}]")
+    for section, record in counted_records(path):
         plaintext, ciphertext = record["PLAINTEXT"], record["CIPHERTEXT"]
         if len(plaintext) != len(ciphertext):
             raise ValueError(f"{path.name} COUNT={record['COUNT']}: plaintext and ciphertext "
@@ -98,7 +81,7 @@ def ctr_vectors(key_bits: int) -> list:
     """The AES-CTR vectors of ``aes-{key_bits}-ctr.txt`` (RFC 3686's, in CAVP format: the IV
     is the initial counter block, incremented as a whole), as encryptions, each followed by the
     same message decrypted (CTR decryption is the same operation)."""
-    path = _aes_dir() / "CTR" / f"aes-{key_bits}-ctr.txt"
+    path = aes_vector_dir() / "CTR" / f"aes-{key_bits}-ctr.txt"
     if not path.exists():
         raise FileNotFoundError(f"{path.name} is not in cryptography-vectors")
     vectors = []
