@@ -88,7 +88,7 @@ def test_little_endian_data_words_are_the_block_bytes_as_a_little_endian_cpu_loa
     rng = random.Random(7)
     key, plaintext = rng.randbytes(16), rng.randbytes(32)
     little = bit("CTRL", "LITTLE_ENDIAN")
-    dut = CipherPeripheral(AES(128))
+    dut = CipherPeripheral(AES(128), fifo_words=8)
 
     async def bench(fw, ctx, rst, memories):
         await fw.set_key(int.from_bytes(key, "big"), 128)
@@ -154,23 +154,23 @@ def test_streaming_keeps_the_bus_busy_with_a_fast_core():
     key, counter = rng.getrandbits(80), rng.getrandbits(64)
     blocks = [rng.getrandbits(64) for _ in range(10)]
     core = PRESENT(80, rounds_per_cycle=8)
-    run_ = stream_message(CipherPeripheral(core), key=key,
+    run_ = stream_message(CipherPeripheral(core, fifo_words=4), key=key,
                           key_bits=80, mode=Mode.CTR, decrypt=False, iv=counter, blocks=blocks)
     want = present_model(Mode.CTR, False, key, 80, counter, blocks)
     assert run_.results == want and run_.latency_result == want[0]
     assert run_.steady_intervals() and set(run_.steady_intervals()) == {2 * (1 + 2 + 2)}
     # After the last block is written, only reads: 2 edges each for STATUS and two words.
     assert run_.intervals()[-1] == 2 * (1 + 2)
-    # START loads the key (ceil(31 / 8) + 3 = 7 edges for PRESENT with decryption); the block
-    # leaves the input FIFO meanwhile.
-    assert run_.start_to_input == core.key_load_cycles == 7
+    # START acts on the edge after its write, then loads the key (ceil(31 / 8) + 3 = 7 edges
+    # for PRESENT with decryption); the block is in the block register meanwhile.
+    assert core.key_load_cycles == 7 and run_.start_to_input == 1 + core.key_load_cycles
     assert run_.pending_at_result[-1] == 0
 
 
 # Interrupts ----------------------------------------------------------------------------------
 
 def test_interrupt_output_ready_input_space_and_error():
-    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8))
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8), fifo_words=4)
     key = 0x0123456789abcdef0123
 
     async def bench(fw, ctx, rst, memories):
@@ -180,7 +180,8 @@ def test_interrupt_output_ready_input_space_and_error():
         assert ctx.get(dut.irq)                       # empty input FIFO: room for a block
         assert await fw.read("IRQ_PENDING") == bit("IRQ_PENDING", "IN_SPACE")
         await fw.put_block(1)
-        await fw.put_block(2)                         # full (two blocks): no space
+        await fw.put_block(2)
+        await fw.put_block(3)     # full (the FIFO's two blocks and the block register): no space
         assert not ctx.get(dut.irq)
         await fw.write("IRQ_ENABLE", bit("IRQ_ENABLE", "OUT_READY"))
         await fw.set_key(key, 80)
@@ -257,7 +258,7 @@ def test_writes_in_any_order():
     steps += [("IV", i, (iv >> (32 * i)) & 0xffffffff) for i in range(2)]
     steps += [("LENGTH", 0, 2), ("DIN", None, None)]
     orders = [steps, steps[::-1]] + [rng.sample(steps, len(steps)) for _ in range(2)]
-    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8))
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8), fifo_words=4)
 
     async def bench(fw, ctx, rst, memories):
         for order in orders:
@@ -344,7 +345,7 @@ def test_clear_mid_message_zeroizes_everything():
     rng = random.Random(6)
     key, iv = rng.getrandbits(128), rng.getrandbits(128)
     blocks = [rng.getrandbits(128) for _ in range(3)]
-    dut = CipherPeripheral(AES(128))
+    dut = CipherPeripheral(AES(128), fifo_words=8)
 
     async def bench(fw, ctx, rst, memories):
         await fw.set_key(key, 128)
@@ -365,12 +366,10 @@ def test_clear_mid_message_zeroizes_everything():
         for name, signal in dut.secret_state().items():
             assert ctx.get(signal) == 0, name
         for name, data in memories.items():
-            if name.startswith(("din", "dout", "engine/side")):
-                # The side buffer holds a block mask and the first/last markers (not secret).
-                mask = (1 << 128) - 1 if name.startswith("engine") else (1 << 32) - 1
-                values = [ctx.get(data[i]) & mask for i in range(data.depth)]
+            if name.startswith(("din", "dout")):
+                values = [ctx.get(data[i]) for i in range(data.depth)]
                 assert values == [0] * data.depth, name
-        assert {"din/storage", "dout/storage", "engine/side/storage"} <= set(memories)
+        assert {"din/storage", "dout/storage"} <= set(memories)
         status = await fw.read("STATUS")
         assert field("STATUS", "KEY_SET", status) == 0
         assert field("STATUS", "OUT_WORDS", status) == 0 and field("STATUS", "IN_FREE",
@@ -395,7 +394,7 @@ def test_reset_mid_message_then_a_fresh_message():
     rng = random.Random(7)
     key, iv = rng.getrandbits(80), rng.getrandbits(64)
     blocks = [rng.getrandbits(64) for _ in range(3)]
-    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=4))
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=4), fifo_words=4)
 
     async def bench(fw, ctx, rst, memories):
         await fw.set_key(key, 80)
@@ -431,7 +430,7 @@ def test_constructor_checks():
         CipherPeripheral([PRESENT(80), AES(128)])
     with pytest.raises(TypeError, match="fifo_words must be an integer"):
         CipherPeripheral(PRESENT(80), fifo_words="4")
-    with pytest.raises(ValueError, match="fifo_words must be from 2"):
+    with pytest.raises(ValueError, match=r"fifo_words must be 0 \(no FIFO\) or from 2 "):
         CipherPeripheral(PRESENT(80), fifo_words=1)
     with pytest.raises(TypeError, match="addr_width must be an integer"):
         WishboneSignature(addr_width="5")
@@ -443,7 +442,7 @@ def test_constructor_checks():
     # Elaborated, so that its FIFOs and mode are not reported unused when collected later.
     Fragment.get(peripheral, None)
     signature = peripheral.signature
-    assert signature.members["bus"].signature.flip() == WishboneSignature(addr_width=5)
+    assert signature.members["bus"].signature.flip() == WishboneSignature(addr_width=6)
     assert "ack" in signature.members["bus"].signature.members
 
 
@@ -462,7 +461,7 @@ def test_the_peripheral_limits_live_in_one_place():
     with pytest.raises(ValueError, match=r"^the Wishbone peripheral takes keys of at most 256 "
                                          r"bits; AES-128 has 512$"):
         CipherPeripheral.check_limits(128, 512, core="AES-128")
-    with pytest.raises(ValueError, match=r"^fifo_words must be from 4 \(one block\) to 255, "
+    with pytest.raises(ValueError, match=r"^fifo_words must be 0 \(no FIFO\) or from 4 \(one block\) to 255, "
                                          r"not 2$"):
         PeripheralConfig(parse_config("aes-128"), fifo_words=2)
     with pytest.raises(ValueError, match=r"^gcm=True needs cores with 128-bit blocks \(AES\), "

@@ -336,7 +336,7 @@ def test_clear_mid_message_zeroizes_gcm_state():
     key (so its H and tables are no longer the key's), a new START needs a key, and it works
     again."""
     key, iv, aad, text, ciphertext, tag = random_message(19, 7, 64)
-    dut = CipherPeripheral(AES(128), gcm=True)
+    dut = CipherPeripheral(AES(128), gcm=True, fifo_words=8)
 
     async def bench(fw, ctx):
         await set_key(fw, key)
@@ -382,7 +382,7 @@ def test_constructor_checks_and_default():
     assert "tag" not in default.secret_state() and "tag" in built.secret_state()
     # One AES core in the GCM build: the modes and GCM reach it through ports of one share,
     # which answer for it.
-    assert built.engine.core.latency == built.gcm.core.latency == built.cores[0].latency
+    assert built.engine.latency == built.gcm.core.latency == built.cores[0].latency
     assert [aes_cores(Fragment.get(p, None)) for p in (default, built)] == [1, 1]
 
 

@@ -17,7 +17,7 @@ __all__ = ["Field", "Register", "REGISTERS", "BUS_DATA_WIDTH", "ADDRESS_BYTES", 
 
 BUS_DATA_WIDTH = 32
 #: Bytes of address space the peripheral decodes (the Wishbone ``adr`` is the word address).
-ADDRESS_BYTES = 0x80
+ADDRESS_BYTES = 0x100
 #: Access types: ``rw`` read/write, ``ro`` read-only, ``wo`` write-only (reads 0), ``w1`` write 1
 #: to act (reads 0), ``rw1c`` read, write 1 to clear.
 ACCESS = {"rw": "read/write", "ro": "read-only", "wo": "write-only, reads 0",
@@ -50,6 +50,11 @@ class Register:
     fields: tuple = ()
     count: int = 1
     busy_refused: bool = False  # writes while busy are refused and flag ERROR.BUSY_WRITE
+    #: The register file holds the value (``rw``, ``wo``, ``rw1c``); ``False``: the rest of the
+    #: peripheral holds it (``IV`` is the chaining register) or a write is only an event (``DIN``).
+    stored: bool = True
+    #: ``CTRL.CLEAR`` zeroes the value (everything but the interrupt enables).
+    cleared: bool = True
 
     def field(self, name: str) -> Field:
         for item in self.fields:
@@ -74,7 +79,12 @@ _ERROR_FIELDS = (
     Field("UNDERFLOW", 6, 1, "rw1c", "a DOUT read with the output FIFO empty: read 0"),
     Field("BYTE_SELECT", 7, 1, "rw1c", "a DIN write without all four byte selects: dropped"),
     Field("AUTH_FAIL", 8, 1, "rw1c", "GCM builds: a GCM decryption's tag did not match (its "
-          "plaintext, already in DOUT, must be discarded)"),
+          "plaintext, already in DOUT, must be discarded; with INFO.VERIFIED it never left and "
+          "was zeroized)"),
+    Field("DMA_BUS", 9, 1, "rw1c", "DMA builds: a DMA access ended with a bus error: the message "
+          "stopped there (CLEAR before the next)"),
+    Field("DMA_ALIGN", 10, 1, "rw1c", "DMA builds: START with CTRL.DMA and a DMA_SOURCE or "
+          "DMA_DESTINATION that is not a multiple of 4: refused, nothing moved"),
 )
 
 _IRQ_FIELDS = (
@@ -83,6 +93,7 @@ _IRQ_FIELDS = (
     Field("ERROR", 2, 1, "rw", "an ERROR flag is set"),
     Field("TAG_READY", 3, 1, "rw", "GCM builds: STATUS.TAG_READY (the last GCM message's tag, or "
           "its check, is ready)"),
+    Field("DONE", 4, 1, "rw", "STATUS.DONE: the last message (or CLEAR) is finished"),
 )
 
 def _byte_count(name: str, offset: int, doc: str) -> Register:
@@ -113,6 +124,9 @@ REGISTERS = (
               "CPU loads them from memory, so firmware copies words without reordering bytes; "
               "0: big-endian (bytes 4j..4j+3 in bits 31:24..7:0). Applies to words as they "
               "enter the input FIFO (DIN writes) and as results enter the output FIFO"),
+        Field("DMA", 11, 1, "rw", "DMA builds (INFO.DMA): 1: the message's words move through "
+              "the DMA master, read from DMA_SOURCE and written to DMA_DESTINATION (DIN and DOUT "
+              "are not used); 0: through DIN and DOUT. Reads 0 without DMA"),
         Field("TAG_BYTES", 16, 5, "rw", "GCM decryption: leading bytes of TAG_EXPECTED compared, "
               "4 to 16 (0: 16); other values are refused (ERROR.UNSUPPORTED). Reads 0 without "
               "GCM"),
@@ -129,13 +143,16 @@ REGISTERS = (
               "CLEAR"),
         Field("AUTHENTIC", 6, 1, "ro", "with TAG_READY after a GCM decryption: 1 if "
               "TAG_EXPECTED matched, 0 if not (then ERROR.AUTH_FAIL is set too)"),
-        Field("IN_FREE", 8, 8, "ro", "words free in the input FIFO"),
-        Field("OUT_WORDS", 16, 8, "ro", "words waiting in the output FIFO"),
+        Field("DONE", 7, 1, "ro", "the last message (or CLEAR) is finished: every result is in "
+              "the output buffer (or, through the DMA, written to memory); cleared by START"),
+        Field("IN_FREE", 8, 8, "ro", "words DIN can take now (input FIFO and block register)"),
+        Field("OUT_WORDS", 16, 8, "ro", "words DOUT can give now (output FIFO and block "
+              "register)"),
     )),
     Register("ERROR", 0x08, "rw1c", "Sticky error flags; write 1 to a bit to clear it.",
              _ERROR_FIELDS),
     Register("IRQ_ENABLE", 0x0C, "rw", "Interrupt enables: the interrupt line is high while a "
-             "condition is true and enabled.", _IRQ_FIELDS),
+             "condition is true and enabled. CLEAR leaves them.", _IRQ_FIELDS, cleared=False),
     Register("IRQ_PENDING", 0x10, "ro", "Conditions that are true and enabled (levels: they "
              "clear when the condition goes away).", tuple(
                  Field(f.name, f.offset, f.width, "ro", f.doc) for f in _IRQ_FIELDS)),
@@ -146,7 +163,13 @@ REGISTERS = (
         Field("BLOCK_WORDS", 0, 4, "ro", "32-bit words in a block (4 for AES, 2 for PRESENT)"),
         Field("MODES", 8, 6, "ro", "bit i set: MODE value i is available"),
         Field("DECRYPTS", 16, 4, "ro", "bit i set: KEYSEL i can decrypt in ECB and CBC"),
-        Field("FIFO_WORDS", 24, 8, "ro", "depth of each data FIFO, in words"),
+        Field("DMA", 20, 1, "ro", "built with the DMA master (CTRL.DMA, DMA_SOURCE, "
+              "DMA_DESTINATION)"),
+        Field("VERIFIED", 21, 1, "ro", "GCM builds with verified plaintext: a GCM decryption's "
+              "plaintext is held until its tag is checked, and zeroized if it does not match"),
+        Field("FIFO_WORDS", 24, 8, "ro", "depth of each data FIFO, in words (0: none: DIN "
+              "words go straight into the block register, DOUT words come straight from the "
+              "result register)"),
     )),
     Register("KEYSIZES", 0x1C, "ro", "Key size of each KEYSEL value, in bytes (0: none).", (
         Field("KEYSEL0", 0, 8, "ro", "bytes of key for KEYSEL 0"),
@@ -156,9 +179,9 @@ REGISTERS = (
     )),
     Register("DIN", 0x20, "wo", "Data in: each write queues one word of the message, the most "
              "significant word of a block first (AES: bytes 4j..4j+3 of the block, big-endian, "
-             "in word j). Words may be written before START."),
+             "in word j). Words may be written before START.", stored=False),
     Register("DOUT", 0x24, "ro", "Data out: each read takes one word of a result, in the same "
-             "order as DIN. Only results ever appear here."),
+             "order as DIN. Only results ever appear here.", stored=False),
     _byte_count("AAD_BYTES", 0x28, "bytes of AAD in the next GCM message, any number (0: "
                 "none). The AAD goes into DIN before the text, in whole blocks (the last padded "
                 "with any bytes)."),
@@ -174,12 +197,22 @@ REGISTERS = (
              "the key is loaded into the core at the next START.", count=8,
              busy_refused=True),
     Register("IV", 0x60, "rw", "IV (or initial counter block) word i holds bits 32i+31..32i, "
-             "as KEY. Read back as written (the chaining value is never visible). GCM: the "
-             "96-bit IV in IV3..IV1 (IV bytes 0..3 in IV3), IV0 unused.", count=4,
-             busy_refused=True),
+             "as KEY. The IV registers are the chaining register: written before START, they "
+             "read back, once the message is done, the value that continues it (CBC and CFB: "
+             "the last ciphertext block; OFB: the last output block; CTR: the next counter), so "
+             "that a message can be split over several STARTs or suspended and resumed. GCM: "
+             "the 96-bit IV in IV3..IV1 (IV bytes 0..3 in IV3), IV0 unused; GCM leaves them "
+             "as written.", count=4, busy_refused=True, stored=False),
     Register("TAG_EXPECTED", 0x70, "wo", "GCM builds: the tag a GCM decryption checks, written "
              "before START, word order as TAG; CTRL.TAG_BYTES of its leading bytes are compared "
              "(in constant time).", count=4, busy_refused=True),
+    Register("DMA_SOURCE", 0x80, "rw", "DMA builds: byte address of the message's first input "
+             "word (a multiple of 4); LENGTH blocks are read from there (GCM: the AAD's blocks, "
+             "then the text's).", (Field("ADDRESS", 0, 32, "rw", "byte address"),),
+             busy_refused=True),
+    Register("DMA_DESTINATION", 0x84, "rw", "DMA builds: byte address where the first result "
+             "word goes (a multiple of 4); one result block per input block (GCM: per text "
+             "block).", (Field("ADDRESS", 0, 32, "rw", "byte address"),), busy_refused=True),
 )
 
 

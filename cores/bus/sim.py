@@ -177,7 +177,7 @@ class WishboneFirmware:
         pending = blocks(aad) + blocks(text)
         expect = -(-len(text) // 16)
         if prefill:
-            for _ in range(min(len(pending), self.dut.fifo_words // 4)):
+            for _ in range(min(len(pending), self.dut.buffer_words // 4)):
                 await self.put_block(pending.pop(0))
         ctrl = register("CTRL")
         await self.write("CTRL", (GCM_MODE << ctrl.field("MODE").offset) |
@@ -285,8 +285,8 @@ def stream_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, i
                    blocks: Sequence[int], max_edges: int | None = None) -> BusRun:
     """Run one message through peripheral ``dut`` as a driver would, and time it.
 
-    The firmware writes the key, the IV and ``LENGTH``, fills the input FIFO with as many blocks
-    as it holds, writes ``CTRL.START``, then streams the rest (:meth:`WishboneFirmware.stream`:
+    The firmware writes the key, the IV and ``LENGTH``, writes as many blocks as the input FIFO
+    and the block register hold, writes ``CTRL.START``, then streams the rest (:meth:`WishboneFirmware.stream`:
     poll ``STATUS``; write a block if there is space; read a block if one is ready). Then, the key
     loaded and the peripheral idle, a one-block message of the first block: written, ``STATUS``
     polled until ``OUT_READY``, read (the :attr:`BusRun.latency`).
@@ -302,7 +302,7 @@ def stream_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, i
         await fw.set_key(key, key_bits)
         await fw.set_iv(iv, words)
         await fw.write("LENGTH", len(blocks))
-        prefill = min(len(blocks), dut.fifo_words // words)
+        prefill = min(len(blocks), dut.buffer_words // words)
         for block in blocks[:prefill]:
             await fw.put_block(block)
         await fw.start(mode, decrypt)
@@ -311,6 +311,7 @@ def stream_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, i
         run["result_edges"] = list(fw.result_edges)
         run["pending"] = list(fw.pending_at_result)
         await fw.wait_idle()
+        await fw.set_iv(iv, words)      # the IV registers now hold the chaining value
         await fw.start(mode, decrypt, length=1)
         await fw.put_block(blocks[0])
         written = fw.edge

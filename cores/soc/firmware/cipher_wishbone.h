@@ -24,6 +24,8 @@
 #define CIPHER_CTRL_CLEAR_MASK                   0x00000200u
 #define CIPHER_CTRL_LITTLE_ENDIAN_SHIFT          10u
 #define CIPHER_CTRL_LITTLE_ENDIAN_MASK           0x00000400u
+#define CIPHER_CTRL_DMA_SHIFT                    11u
+#define CIPHER_CTRL_DMA_MASK                     0x00000800u
 #define CIPHER_CTRL_TAG_BYTES_SHIFT              16u
 #define CIPHER_CTRL_TAG_BYTES_MASK               0x001f0000u
 
@@ -43,6 +45,8 @@
 #define CIPHER_STATUS_TAG_READY_MASK             0x00000020u
 #define CIPHER_STATUS_AUTHENTIC_SHIFT            6u
 #define CIPHER_STATUS_AUTHENTIC_MASK             0x00000040u
+#define CIPHER_STATUS_DONE_SHIFT                 7u
+#define CIPHER_STATUS_DONE_MASK                  0x00000080u
 #define CIPHER_STATUS_IN_FREE_SHIFT              8u
 #define CIPHER_STATUS_IN_FREE_MASK               0x0000ff00u
 #define CIPHER_STATUS_OUT_WORDS_SHIFT            16u
@@ -68,6 +72,10 @@
 #define CIPHER_ERROR_BYTE_SELECT_MASK            0x00000080u
 #define CIPHER_ERROR_AUTH_FAIL_SHIFT             8u
 #define CIPHER_ERROR_AUTH_FAIL_MASK              0x00000100u
+#define CIPHER_ERROR_DMA_BUS_SHIFT               9u
+#define CIPHER_ERROR_DMA_BUS_MASK                0x00000200u
+#define CIPHER_ERROR_DMA_ALIGN_SHIFT             10u
+#define CIPHER_ERROR_DMA_ALIGN_MASK              0x00000400u
 
 /* IRQ_ENABLE: rw */
 #define CIPHER_IRQ_ENABLE                        0x0cu
@@ -79,6 +87,8 @@
 #define CIPHER_IRQ_ENABLE_ERROR_MASK             0x00000004u
 #define CIPHER_IRQ_ENABLE_TAG_READY_SHIFT        3u
 #define CIPHER_IRQ_ENABLE_TAG_READY_MASK         0x00000008u
+#define CIPHER_IRQ_ENABLE_DONE_SHIFT             4u
+#define CIPHER_IRQ_ENABLE_DONE_MASK              0x00000010u
 
 /* IRQ_PENDING: ro */
 #define CIPHER_IRQ_PENDING                       0x10u
@@ -90,6 +100,8 @@
 #define CIPHER_IRQ_PENDING_ERROR_MASK            0x00000004u
 #define CIPHER_IRQ_PENDING_TAG_READY_SHIFT       3u
 #define CIPHER_IRQ_PENDING_TAG_READY_MASK        0x00000008u
+#define CIPHER_IRQ_PENDING_DONE_SHIFT            4u
+#define CIPHER_IRQ_PENDING_DONE_MASK             0x00000010u
 
 /* LENGTH: rw */
 #define CIPHER_LENGTH                            0x14u
@@ -104,6 +116,10 @@
 #define CIPHER_INFO_MODES_MASK                   0x00003f00u
 #define CIPHER_INFO_DECRYPTS_SHIFT               16u
 #define CIPHER_INFO_DECRYPTS_MASK                0x000f0000u
+#define CIPHER_INFO_DMA_SHIFT                    20u
+#define CIPHER_INFO_DMA_MASK                     0x00100000u
+#define CIPHER_INFO_VERIFIED_SHIFT               21u
+#define CIPHER_INFO_VERIFIED_MASK                0x00200000u
 #define CIPHER_INFO_FIFO_WORDS_SHIFT             24u
 #define CIPHER_INFO_FIFO_WORDS_MASK              0xff000000u
 
@@ -153,5 +169,15 @@
 #define CIPHER_TAG_EXPECTED                      0x70u
 #define CIPHER_TAG_EXPECTED_COUNT                4u
 #define CIPHER_TAG_EXPECTED_WORD(i)              (CIPHER_TAG_EXPECTED + 4u * (i))
+
+/* DMA_SOURCE: rw */
+#define CIPHER_DMA_SOURCE                        0x80u
+#define CIPHER_DMA_SOURCE_ADDRESS_SHIFT          0u
+#define CIPHER_DMA_SOURCE_ADDRESS_MASK           0xffffffffu
+
+/* DMA_DESTINATION: rw */
+#define CIPHER_DMA_DESTINATION                   0x84u
+#define CIPHER_DMA_DESTINATION_ADDRESS_SHIFT     0u
+#define CIPHER_DMA_DESTINATION_ADDRESS_MASK      0xffffffffu
 
 #endif /* CIPHER_WISHBONE_H */

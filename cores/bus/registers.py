@@ -1,0 +1,227 @@
+"""A Wishbone register file generated from the register map (:mod:`cipher_cores.cores.bus.regmap`).
+
+The map says, for every register, its address, its fields, each field's access kind and whether
+the file holds the value; :class:`RegisterFile` builds exactly that and nothing else: the
+decoder, one flip-flop per stored field bit (written a byte lane at a time, so no multiplexer
+sits in front of it), the one-edge strobes of ``w1`` fields, the sticky ``rw1c`` flags, and a
+read multiplexer over the readable bits. The map, the C header, the Markdown table and the
+hardware cannot drift apart: they are all made from :data:`~cipher_cores.cores.bus.regmap.REGISTERS`.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from . import regmap
+from .wishbone import WishboneSignature
+
+
+__all__ = ["RegisterFile", "field_layout", "port_name"]
+
+
+def field_layout(register: regmap.Register, omit=frozenset()) -> data.FlexibleLayout:
+    """The fields of ``register`` (less those named in ``omit``, as ``"REG.FIELD"``) at their
+    bit offsets in a 32-bit word; a register without fields is one 32-bit field ``value``."""
+    fields = {item.name.lower(): data.Field(item.width, item.offset)
+              for item in register.fields if f"{register.name}.{item.name}" not in omit}
+    if not register.fields:
+        fields = {"value": data.Field(regmap.BUS_DATA_WIDTH, 0)}
+    return data.FlexibleLayout(regmap.BUS_DATA_WIDTH, fields)
+
+
+def port_name(register: regmap.Register, index: int = 0) -> str:
+    """``ctrl``, or ``key3`` for word 3 of a register with several words."""
+    return register.name.lower() + (str(index) if register.count > 1 else "")
+
+
+class RegisterFile(wiring.Component):
+    """A Wishbone B4 classic target holding the registers of :data:`regmap.REGISTERS`.
+
+    Parameters
+    ----------
+    absent : set of :class:`str`
+        What this build does not have: registers (``"TAG"``), words of a register
+        (``"KEY4"``) and fields (``"CTRL.TAG_BYTES"``). An absent register or word is unmapped
+        (an access flags ``ERROR.BAD_ADDRESS`` and reads 0); an absent field holds nothing and
+        reads 0.
+
+    Members
+    -------
+    bus : ``In(WishboneSignature(addr_width=6, data_width=32, granularity=8))``
+    busy : ``In(1)``
+        While high, writes to the registers marked ``busy_refused`` in the map are refused
+        (nothing changes, ``ERROR.BUSY_WRITE`` is set); ``CTRL.CLEAR`` is always obeyed.
+    clear : ``In(1)``
+        Zeroes every stored register the map marks ``cleared``, on the next edge.
+    error_set : ``In(field_layout(ERROR))``
+        Sets ``ERROR`` flags (the file sets ``BUSY_WRITE``, ``BAD_ADDRESS`` and ``READ_ONLY``
+        itself).
+    write_data : ``Out(32)``, ``write_sel`` : ``Out(4)``
+        The data and byte selects of the access in progress (for the write strobes below).
+    For each register word (``ctrl``, ``key0`` ... ``key7``, named by :func:`port_name`):
+
+    * stored (``rw``, ``wo``, ``rw1c``; ``w1`` fields are one-edge strobes): ``Out(layout)``,
+      the value (a ``w1`` field is 1 for the one edge after the write that set it);
+    * read-only: ``In(layout)``, what reads return (``value`` field for a register without
+      fields);
+    * not stored but writable (``IV``, ``DIN``): ``In(32)`` readback where readable, and
+      ``<name>_write``: ``Out(1)``, high for the edge the write is taken (with ``write_data``,
+      ``write_sel``), after the busy refusal;
+    * every readable register also has ``<name>_read``: ``Out(1)``, high for the edge a read
+      is taken (``DOUT`` pops a word on it);
+    * every writable stored register also has ``<name>_write``: ``Out(1)`` as above, after the
+      busy refusal.
+
+    Cycle behaviour
+    ---------------
+    An access is taken on the edge where ``cyc`` and ``stb`` are high and ``ack`` is low; ``ack``
+    and the read data are registered, so each access takes two edges and ``ack`` is low for at
+    least one edge between accesses. A write lands on the edge it is taken: the register reads
+    the new value from the next access on.
+    """
+    def __init__(self, *, absent=frozenset()):
+        absent = frozenset(absent)
+        known = {reg.name for reg in regmap.REGISTERS}
+        known |= {port_name(reg, i).upper() for reg in regmap.REGISTERS if reg.count > 1
+                  for i in range(reg.count)}
+        known |= {f"{reg.name}.{item.name}" for reg in regmap.REGISTERS for item in reg.fields}
+        unknown = absent - known
+        if unknown:
+            raise ValueError(f"absent names {sorted(unknown)!r}, which the register map does "
+                             f"not have")
+        self._absent = absent
+        members = {
+            "bus": In(WishboneSignature(addr_width=(regmap.ADDRESS_BYTES // 4 - 1).bit_length(),
+                                        data_width=32, granularity=8)),
+            "busy": In(1),
+            "clear": In(1),
+            "error_set": In(field_layout(regmap.register("ERROR"))),
+            "write_data": Out(32),
+            "write_sel": Out(4),
+        }
+        self._words = []        # (register, index, name, layout)
+        for reg in regmap.REGISTERS:
+            if reg.name in absent:
+                continue
+            for index in range(reg.count):
+                name = port_name(reg, index)
+                if name.upper() in absent and reg.count > 1:
+                    continue
+                layout = field_layout(reg, absent)
+                self._words.append((reg, index, name, layout))
+                if reg.access == "ro":
+                    members[name] = In(layout)
+                elif reg.stored:
+                    members[name] = Out(layout)
+                elif reg.access == "rw":
+                    members[name] = In(32)
+                if reg.access in ("ro", "rw", "rw1c"):
+                    members[f"{name}_read"] = Out(1)
+                if reg.access != "ro":
+                    members[f"{name}_write"] = Out(1)
+        super().__init__(members)
+
+    @property
+    def absent(self) -> frozenset:
+        return self._absent
+
+    def elaborate(self, platform):
+        m = Module()
+        bus = self.bus
+
+        take = Signal()
+        m.d.comb += take.eq(bus.cyc & bus.stb & ~bus.ack)
+        m.d.sync += bus.ack.eq(take)
+        write = take & bus.we
+        read = take & ~bus.we
+        m.d.comb += [self.write_data.eq(bus.dat_w), self.write_sel.eq(bus.sel)]
+
+        own = {"BUSY_WRITE": Signal(), "BAD_ADDRESS": Signal(), "READ_ONLY": Signal()}
+        self._own = own
+        clear_bit = regmap.register("CTRL").field("CLEAR").offset
+        read_values = []
+
+        for reg, index, name, layout in self._words:
+            address = reg.offsets()[index] // 4
+            here = Signal(name=f"{name}_here")
+            m.d.comb += here.eq(bus.adr == address)
+            refused = Signal(name=f"{name}_refused")
+            if reg.busy_refused:
+                if reg.name == "CTRL":
+                    # CLEAR is obeyed while busy (and zeroes whatever else the write set).
+                    m.d.comb += refused.eq(self.busy & ~(bus.dat_w[clear_bit] &
+                                                         bus.sel[clear_bit // 8]))
+                else:
+                    m.d.comb += refused.eq(self.busy)
+            written = Signal(name=f"{name}_written")
+            m.d.comb += written.eq(write & here & ~refused)
+            with m.If(write & here & refused):
+                m.d.comb += own["BUSY_WRITE"].eq(1)
+            if reg.access != "ro":
+                m.d.comb += getattr(self, f"{name}_write").eq(written)
+            if reg.access in ("ro", "rw", "rw1c"):
+                m.d.comb += getattr(self, f"{name}_read").eq(read & here)
+
+            if reg.access == "ro":
+                value = getattr(self, name).as_value()
+                with m.If(write & here):
+                    m.d.comb += own["READ_ONLY"].eq(1)
+            elif not reg.stored:
+                value = getattr(self, name) if reg.access == "rw" else None
+            else:
+                value = self._stored(m, reg, name, written)
+            read_values.append((address, value))
+
+        with m.If(read):
+            m.d.sync += bus.dat_r.eq(0)
+        with m.Switch(bus.adr):
+            for address, value in read_values:
+                with m.Case(address):
+                    if value is not None:
+                        with m.If(read):
+                            m.d.sync += bus.dat_r.eq(value)
+            with m.Default():
+                with m.If(take):
+                    m.d.comb += own["BAD_ADDRESS"].eq(1)
+        return m
+
+    def _stored(self, m, reg, name, written):
+        """The flip-flops of a stored register word; returns what a read returns."""
+        bus = self.bus
+        port = getattr(self, name)
+        readback = []
+        for item in reg.fields or (regmap.Field("VALUE", 0, 32, reg.access, ""),):
+            if reg.fields and f"{reg.name}.{item.name}" in self._absent:
+                continue
+            target = getattr(port, item.name.lower())
+            bits = slice(item.offset, item.offset + item.width)
+            if item.access == "w1":
+                # A one-edge strobe: the write's bit, on the edge after the write.
+                m.d.sync += target.eq(Cat(*(bus.dat_w[i] & bus.sel[i // 8] & written
+                                            for i in range(bits.start, bits.stop))))
+                continue
+            if item.access == "rw1c":
+                error_set = getattr(self.error_set, item.name.lower())
+                if item.name in self._own:
+                    error_set = error_set | self._own[item.name]
+                clear_bits = Cat(*(bus.dat_w[i] & bus.sel[i // 8] & written
+                                   for i in range(bits.start, bits.stop)))
+                m.d.sync += target.eq((target & ~clear_bits) | error_set)
+            else:
+                # One byte lane at a time: the write enable of each flip-flop is its lane's.
+                for lane in range(4):
+                    low, high = max(bits.start, 8 * lane), min(bits.stop, 8 * lane + 8)
+                    if low >= high:
+                        continue
+                    with m.If(written & bus.sel[lane]):
+                        m.d.sync += target[low - item.offset:high - item.offset].eq(
+                            bus.dat_w[low:high])
+            if item.access in ("rw", "rw1c"):
+                readback.append((item.offset, target))
+            if reg.cleared:
+                with m.If(self.clear):
+                    m.d.sync += target.eq(0)
+        value = Signal(32, name=f"{name}_value")
+        for offset, target in readback:
+            m.d.comb += value[offset:offset + len(target)].eq(target)
+        return value

@@ -1,0 +1,496 @@
+"""The message sequencer of the cipher peripheral: words in, the modes of operation (and GCM)
+around the core, words out."""
+
+from amaranth.hdl import C, Cat, Const, Module, Mux, ResetInserter, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..gcm import GCM
+from ..gcm.core import keep_bits
+from ..modes import Mode
+from .scrubber import Scrubber
+from .shared import CoreSelect, SharedCore
+
+
+__all__ = ["MessageConfig", "MessageSequencer", "GCM_MODE"]
+
+
+#: The ``CTRL.MODE`` value of AES-GCM (after the values of :class:`~cipher_cores.cores.modes.Mode`).
+GCM_MODE = 5
+
+#: Bits of a chunk of the counter incrementer: its carry chain is this long (the chunks' carries
+#: are registered flags, so no carry ripples across the block).
+_COUNTER_CHUNK = 16
+
+
+class MessageConfig(data.StructLayout):
+    """What a message is: the configuration registers, as the sequencer reads them at ``start``.
+
+    Fields
+    ------
+    mode : ``unsigned(3)``
+        :class:`~cipher_cores.cores.modes.Mode` value, or :data:`GCM_MODE`.
+    decrypt : ``unsigned(1)``
+    keysel : ``unsigned(2)``
+        Which core.
+    blocks : ``unsigned(16)``
+        Blocks in a message of ECB, CBC, CFB, OFB or CTR.
+    tag_bytes : ``unsigned(5)``
+        GCM decryption: leading tag bytes compared (0: 16).
+    aad_bytes, text_bytes : ``unsigned(32)``
+        GCM: bytes of AAD and of text.
+    """
+    def __init__(self):
+        super().__init__({
+            "mode": unsigned(3), "decrypt": unsigned(1), "keysel": unsigned(2),
+            "blocks": unsigned(16), "tag_bytes": unsigned(5),
+            "aad_bytes": unsigned(32), "text_bytes": unsigned(32),
+        })
+
+
+class MessageSequencer(wiring.Component):
+    """Runs messages of ECB, CBC, CFB, OFB, CTR (and with ``gcm=True`` AES-GCM) through one of
+    up to four cores, one 32-bit word at a time in and out, and zeroizes everything on ``clear``.
+
+    The data path is four block registers and one 1-LUT4-per-bit function in front of each:
+
+    * ``in_block`` takes words (the most significant word of a block first);
+    * the core's input is ``in_block`` (ECB, CBC decryption), ``in_block ^ chain`` (CBC
+      encryption) or ``chain`` (CFB, OFB, CTR);
+    * ``chain`` is the chaining value and the peripheral's ``IV`` registers: written by the
+      bus, it becomes the ciphertext a decryption feeds forward (CBC, CFB), the result an
+      encryption feeds back (CBC, CFB: the ciphertext; OFB: the core's output) or the next
+      counter (CTR, incremented in 16-bit chunks whose carries are registered flags, so no
+      carry chain longer than 16 bits);
+    * ``mask``, taken as the block enters the core, is what its result is XORed with: the
+      previous ciphertext (CBC decryption), the input block (CFB, OFB, CTR) or 0;
+    * ``out_block`` takes ``core output ^ mask`` as the result leaves the core, and gives it
+      back a word an edge.
+
+    So one block is in the core at a time (a pipelined core works at its latency, not its
+    initiation interval), while the next block's words come in and the previous result's words
+    go out: with words arriving and leaving fast enough (DMA), ECB, CTR, CBC decryption and CFB
+    decryption run at the core's own interval; CBC and CFB encryption and OFB, which feed each
+    result back, at one edge more.
+
+    Parameters
+    ----------
+    cores : sequence of :class:`~cipher_cores.cores.cipher.BlockCipher`
+        1 to 4 cores with one block size of 32 to 128 bits (``keysel`` picks one).
+    modes : sequence of :class:`~cipher_cores.cores.modes.Mode`
+    gcm : :class:`bool`
+        Build AES-GCM too, sharing the core (128-bit blocks).
+    fifos : :class:`bool`
+        The peripheral has data FIFOs for the scrubber to zero-fill (``fill``/``filled``).
+
+    Members
+    -------
+    config : ``In(MessageConfig())``
+        Read at ``start`` (and held by the peripheral while busy).
+    key : ``In(key width)``
+        The key registers (zero after ``clear``); the core loads them at a ``start`` after
+        ``key_changed`` or a ``keysel`` change.
+    key_changed : ``In(1)``
+        A key word was written.
+    tag_expected : ``In(128)``
+        GCM decryption.
+    start, clear : ``In(1)``
+        One-edge commands: ``start`` is obeyed only while idle; ``clear`` always.
+    iv_write : ``In(block words)``, iv_data : ``In(32)``, iv_sel : ``In(4)``
+        Bus writes to the ``IV`` words (with byte selects; only while idle).
+    iv : ``Out(block_bits)``
+        The chaining register, for ``IV`` reads.
+    word_in : ``In(stream.Signature(32))``
+        Message words; taken whenever ``in_block`` has room (also before ``start``).
+    word_out : ``Out(stream.Signature(32))``
+        Result words.
+    busy : ``Out(1)``
+        A message or the clear sequence is in progress.
+    scrubbing : ``Out(1)``
+        The clear sequence is in progress.
+    unsupported, no_key, auth_fail : ``Out(1)``
+        One-edge events: a ``start`` refused (mode, direction, key size or tag length not
+        built); a ``start`` with no key written since reset or clear; a GCM tag mismatch.
+    tag : ``Out(128)``, tag_ready : ``Out(1)``, authentic : ``Out(1)``
+        GCM's tag (encryption), whether the tag is in (or checked), and the check.
+    key_set : ``Out(1)``
+        A key has been written since reset or clear.
+    in_words, out_words : ``Out(range(words + 1))``
+        Words in ``in_block`` and left in ``out_block``.
+    fill : ``Out(1)``, filled : ``In(1)``, empty : ``Out(1)``
+        The scrubber's FIFO steps (see :class:`~cipher_cores.cores.bus.scrubber.Scrubber`).
+    """
+    def __init__(self, cores, *, modes=tuple(Mode), gcm: bool = False, fifos: bool = False):
+        cores = tuple(cores)
+        self._cores = cores
+        self._modes = tuple(sorted(modes, key=lambda mode: mode.value))
+        self._block_bits = block_bits = cores[0].block_bits
+        self._words = block_bits // 32
+        self._key_width = 32 * -(-max(core.key_bits for core in cores) // 32)
+        cipher = cores[0] if len(cores) == 1 else CoreSelect(cores)
+        self._select = None if len(cores) == 1 else cipher
+        if gcm:
+            self._share = SharedCore(cipher)
+            self._cipher = self._share.ports[0]
+            self._gcm = GCM(self._share.ports[1])
+        else:
+            self._share = self._gcm = None
+            self._cipher = cipher
+        self._fifos = fifos
+        self._scrubber = Scrubber(cores=len(cores), depth=2, gcm=gcm, fifos=fifos)
+        members = {
+            "config": In(MessageConfig()),
+            "key": In(self._key_width),
+            "key_changed": In(1),
+            "start": In(1), "clear": In(1),
+            "iv_write": In(self._words), "iv_data": In(32), "iv_sel": In(4),
+            "iv": Out(block_bits),
+            "word_in": In(stream.Signature(32)),
+            "word_out": Out(stream.Signature(32)),
+            "busy": Out(1), "scrubbing": Out(1),
+            "unsupported": Out(1), "no_key": Out(1), "auth_fail": Out(1),
+            "key_set": Out(1),
+            "in_words": Out(range(self._words + 1)), "out_words": Out(range(self._words + 1)),
+            "fill": Out(1), "filled": In(1), "empty": Out(1),
+        }
+        if gcm:
+            members.update({"tag_expected": In(128), "tag": Out(128), "tag_ready": Out(1),
+                            "authentic": Out(1)})
+        super().__init__(members)
+        self._in_block = Signal(block_bits, name="in_block")
+        self._chain = Signal(block_bits, name="chain")
+        self._mask = Signal(block_bits, name="mask")
+        self._out_block = Signal(block_bits, name="out_block")
+
+    @property
+    def cores(self) -> tuple:
+        return self._cores
+
+    @property
+    def modes(self) -> tuple:
+        return self._modes
+
+    @property
+    def gcm(self) -> GCM | None:
+        return self._gcm
+
+    @property
+    def cipher(self):
+        """The core as the modes see it: the core, a :class:`CoreSelect` or a
+        :class:`CorePort` of the :class:`SharedCore` (GCM builds)."""
+        return self._cipher
+
+    @property
+    def scrubber(self) -> Scrubber:
+        return self._scrubber
+
+    def secret_state(self) -> dict:
+        """The registers that hold key-derived or message material, by name."""
+        return {"in_block": self._in_block, "chain": self._chain, "mask": self._mask,
+                "out_block": self._out_block}
+
+    def elaborate(self, platform):
+        m = Module()
+        words, block_bits = self._words, self._block_bits
+        cores, gcm, cipher = self._cores, self._gcm, self._cipher
+        config = self.config
+
+        m.submodules.scrubber = scrub = self._scrubber
+        core_reset = Signal()
+        m.d.comb += core_reset.eq(scrub.reset)
+        m.submodules.cipher = ResetInserter(core_reset)(
+            self._share if gcm is not None else cipher)
+        if gcm is not None:
+            m.submodules.gcm = ResetInserter(core_reset)(gcm)
+            m.submodules.modes_port = cipher     # the CorePort the modes use (no logic)
+        m.d.comb += [self.scrubbing.eq(scrub.busy), self.fill.eq(scrub.fill),
+                     scrub.filled.eq(self.filled), self.empty.eq(scrub.empty),
+                     scrub.start.eq(self.clear)]
+
+        in_block, chain, mask, out_block = (self._in_block, self._chain, self._mask,
+                                            self._out_block)
+        in_count = Signal(range(words + 1))
+        out_count = Signal(range(words + 1))
+        in_left = Signal(16)            # blocks still to enter the core
+        out_left = Signal(16)           # results still to come
+        in_flight = Signal()            # a block is in the core
+        m.d.comb += [self.iv.eq(chain), self.in_words.eq(in_count),
+                     self.out_words.eq(out_count)]
+
+        # The message being run: the configuration as it was at start.
+        mode = Signal(3)
+        decrypt = Signal()
+        keysel = Signal(2)
+        key_dirty = Signal(init=1)
+        loaded_sel = Signal(2)
+        key_set = self.key_set
+        with m.If(self.key_changed):
+            m.d.sync += [key_set.eq(1), key_dirty.eq(1)]
+
+        def is_mode(which):
+            return (mode == which.value) if which in self._modes else C(0, 1)
+        ecb, cbc, cfb, ofb, ctr = (is_mode(which) for which in Mode)
+        serial = Signal()       # a result feeds the next block: one block at a time
+        m.d.comb += serial.eq(((cbc | cfb) & ~decrypt) | ofb)
+
+        # Words in: whenever there is room (before start too), never while scrubbing.
+        word_in = self.word_in
+        m.d.comb += word_in.ready.eq((in_count != words) & ~scrub.busy)
+        with m.If(word_in.valid & word_in.ready):
+            m.d.sync += [in_block.eq(Cat(word_in.payload, in_block[:-32])),
+                         in_count.eq(in_count + 1)]
+
+        # Words out: the result's most significant word first.
+        word_out = self.word_out
+        m.d.comb += [word_out.valid.eq(out_count != 0), word_out.payload.eq(out_block[-32:])]
+        with m.If(word_out.valid & word_out.ready):
+            m.d.sync += [out_block.eq(Cat(C(0, 32), out_block[:-32])),
+                         out_count.eq(out_count - 1)]
+
+        # IV writes land in the chaining register, a byte lane at a time.
+        for index in range(words):
+            for lane in range(4):
+                with m.If(self.iv_write[index] & self.iv_sel[lane]):
+                    m.d.sync += chain[32 * index + 8 * lane:32 * index + 8 * lane + 8].eq(
+                        self.iv_data[8 * lane:8 * lane + 8])
+
+        # The counter's next value, in chunks: each chunk adds the AND of the (registered)
+        # all-ones flags of the chunks below it.
+        chunks = [(low, min(low + _COUNTER_CHUNK, block_bits))
+                  for low in range(0, block_bits, _COUNTER_CHUNK)]
+        all_ones = Signal(len(chunks))
+        m.d.sync += all_ones.eq(Cat(*(chain[low:high].all() for low, high in chunks)))
+        counter_next = Cat(*((chain[low:high] + all_ones[:index].all())[:high - low]
+                             for index, (low, high) in enumerate(chunks)))
+
+        # The core.
+        in_weight = Signal()       # the core takes in_block ...
+        chain_weight = Signal()    # ... XOR chain
+        m.d.comb += [in_weight.eq(ecb | cbc), chain_weight.eq(~(ecb | (cbc & decrypt)))]
+        core_in = Signal(block_bits)
+        m.d.comb += core_in.eq((in_block & in_weight.replicate(block_bits)) ^
+                               (chain & chain_weight.replicate(block_bits)))
+        result = Signal(block_bits)
+        m.d.comb += [
+            cipher.key.payload.eq(self.key[:cipher.key_bits]),
+            cipher.input.payload.block.eq(core_in),
+            cipher.input.payload.decrypt.eq((ecb | cbc) & decrypt & ~scrub.busy),
+            result.eq(cipher.output.payload ^ mask),
+        ]
+        if self._select is not None:
+            m.d.comb += self._select.select.eq(Mux(scrub.busy, scrub.select, keysel))
+
+        running = Signal()
+        enter = Signal()
+        leave = Signal()
+        can_enter = Signal()
+        m.d.comb += [
+            can_enter.eq(~in_flight | (leave & ~serial)),
+            cipher.output.ready.eq(scrub.busy | (running & (out_count == 0))),
+            leave.eq(cipher.output.valid & cipher.output.ready),
+            cipher.input.valid.eq(Mux(scrub.busy, scrub.block_valid,
+                                      running & (in_count == words) & (in_left != 0) &
+                                      can_enter)),
+            enter.eq(cipher.input.valid & cipher.input.ready),
+            cipher.key.valid.eq(scrub.key_valid),
+            scrub.key_ready.eq(cipher.key.ready),
+            scrub.block_ready.eq(cipher.input.ready),
+            scrub.result_valid.eq(cipher.output.valid),
+        ]
+        with m.If(enter & ~scrub.busy):
+            m.d.sync += [in_count.eq(0), in_left.eq(in_left - 1), in_flight.eq(1)]
+            # What the result will be XORed with.
+            m.d.sync += mask.eq((chain & (cbc & decrypt).replicate(block_bits)) |
+                                (in_block & (cfb | ofb | ctr).replicate(block_bits)))
+            with m.If((cbc | cfb) & decrypt):
+                m.d.sync += chain.eq(in_block)
+            with m.If(ctr):
+                m.d.sync += chain.eq(counter_next)
+        with m.If(leave & ~scrub.busy):
+            m.d.sync += [out_block.eq(result), out_count.eq(words), out_left.eq(out_left - 1)]
+            with m.If(~enter):
+                m.d.sync += in_flight.eq(0)
+            with m.If((cbc | cfb) & ~decrypt):
+                m.d.sync += chain.eq(result)
+            with m.If(ofb):
+                m.d.sync += chain.eq(cipher.output.payload)
+
+        # Capabilities, checked at start.
+        built = sum(1 << mode_.value for mode_ in self._modes) | \
+            (0 if gcm is None else 1 << GCM_MODE)
+        decrypting = sum(1 << i for i, core in enumerate(cores) if core.decrypts)
+        refused = Signal()
+        refusal = (~Const(built, 8).bit_select(config.mode, 1) | (config.keysel >= len(cores)) |
+                   (config.decrypt & ((config.mode == Mode.ECB.value) |
+                                      (config.mode == Mode.CBC.value)) &
+                    ~Const(decrypting, 4).bit_select(config.keysel, 1)))
+        if gcm is not None:
+            tag_length_ok = (config.tag_bytes == 0) | ((config.tag_bytes >= 4) &
+                                                       (config.tag_bytes <= 16))
+            refusal |= (config.mode == GCM_MODE) & config.decrypt & ~tag_length_ok
+        m.d.comb += refused.eq(refusal)
+
+        if gcm is not None:
+            tag, tag_ready, authentic = self.tag, self.tag_ready, self.authentic
+            gcm_dirty = Signal(init=1)
+            part_left = Signal(32)
+            use_gcm = Signal()
+            with m.If(self.key_changed):
+                m.d.sync += gcm_dirty.eq(1)
+            m.d.comb += [
+                self._share.select.eq(Mux(scrub.busy, scrub.gcm_phase, use_gcm)),
+                gcm.key.payload.eq(self.key[:cipher.key_bits]),
+                gcm.start.payload.decrypt.eq(decrypt),
+                gcm.key.valid.eq(scrub.gcm_key_valid),
+                scrub.gcm_key_ready.eq(gcm.key.ready),
+                scrub.gcm_idle.eq(gcm.start.ready),
+            ]
+
+        def leading_bytes(count):
+            return Cat(*(count >= 16 - j for j in range(16)))
+
+        busy = Signal()
+        m.d.comb += self.busy.eq(busy | scrub.busy)
+
+        def obey_clear():
+            with m.If(self.clear):
+                m.next = "Idle"
+
+        with m.FSM():
+            with m.State("Idle"):
+                with m.If(self.start):
+                    with m.If(refused):
+                        m.d.comb += self.unsupported.eq(1)
+                    with m.Elif(~key_set):
+                        m.d.comb += self.no_key.eq(1)
+                    if gcm is not None:
+                        with m.Elif(config.mode == GCM_MODE):
+                            m.d.sync += [mode.eq(config.mode), decrypt.eq(config.decrypt),
+                                         keysel.eq(config.keysel),
+                                         part_left.eq(config.aad_bytes), use_gcm.eq(1),
+                                         tag_ready.eq(0), authentic.eq(0), tag.eq(0)]
+                            with m.If(gcm_dirty | (config.keysel != loaded_sel)):
+                                m.next = "GCM key"
+                            with m.Else():
+                                m.next = "GCM start"
+                    with m.Elif(config.blocks != 0):
+                        m.d.sync += [mode.eq(config.mode), decrypt.eq(config.decrypt),
+                                     keysel.eq(config.keysel), in_left.eq(config.blocks),
+                                     out_left.eq(config.blocks)]
+                        if gcm is not None:
+                            m.d.sync += [use_gcm.eq(0), tag_ready.eq(0), authentic.eq(0),
+                                         tag.eq(0)]
+                        with m.If(key_dirty | (config.keysel != loaded_sel)):
+                            m.next = "Key"
+                        with m.Else():
+                            m.next = "Run"
+
+            with m.State("Key"):
+                m.d.comb += [busy.eq(1), cipher.key.valid.eq(1)]
+                with m.If(cipher.key.ready):
+                    m.d.sync += [key_dirty.eq(0), loaded_sel.eq(keysel)]
+                    m.next = "Run"
+                obey_clear()
+
+            with m.State("Run"):
+                m.d.comb += [busy.eq(1), running.eq(1)]
+                with m.If((out_left == 0) & (out_count == 0)):
+                    m.next = "Idle"
+                obey_clear()
+
+            if gcm is not None:
+                def gcm_part(on_last):
+                    has_data = part_left != 0
+                    last = part_left <= 16
+                    m.d.comb += [
+                        gcm.input.valid.eq(~has_data | (in_count == words)),
+                        # An empty item's data is 0 (words may arrive while it waits).
+                        gcm.input.payload.data.eq(in_block & has_data.replicate(block_bits)),
+                        gcm.input.payload.keep.eq(leading_bytes(part_left)),
+                        gcm.input.payload.last.eq(last),
+                    ]
+                    with m.If(gcm.input.valid & gcm.input.ready):
+                        m.d.sync += part_left.eq(part_left - 16)
+                        with m.If(has_data):
+                            m.d.sync += in_count.eq(0)
+                        with m.If(last):
+                            on_last()
+
+                with m.State("GCM key"):
+                    m.d.comb += [busy.eq(1), gcm.key.valid.eq(1)]
+                    with m.If(gcm.key.ready):
+                        m.d.sync += [key_dirty.eq(0), gcm_dirty.eq(0), loaded_sel.eq(keysel)]
+                        m.next = "GCM start"
+                    obey_clear()
+
+                with m.State("GCM start"):
+                    m.d.comb += [busy.eq(1), gcm.start.valid.eq(1)]
+                    with m.If(gcm.start.ready):
+                        m.next = "GCM IV"
+                    obey_clear()
+
+                with m.State("GCM IV"):
+                    m.d.comb += [busy.eq(1), gcm.input.valid.eq(1),
+                                 gcm.input.payload.data.eq(chain),
+                                 gcm.input.payload.keep.eq(keep_bits(12)),
+                                 gcm.input.payload.last.eq(1)]
+                    with m.If(gcm.input.ready):
+                        m.next = "GCM AAD"
+                    obey_clear()
+
+                with m.State("GCM AAD"):
+                    m.d.comb += busy.eq(1)
+
+                    def aad_done():
+                        m.d.sync += part_left.eq(config.text_bytes)
+                        m.next = "GCM text"
+                    gcm_part(aad_done)
+                    obey_clear()
+
+                with m.State("GCM text"):
+                    m.d.comb += busy.eq(1)
+
+                    def text_done():
+                        with m.If(decrypt):
+                            m.next = "GCM expected tag"
+                        with m.Else():
+                            m.next = "GCM tag"
+                    gcm_part(text_done)
+                    m.d.comb += gcm.output.ready.eq(out_count == 0)
+                    with m.If(gcm.output.valid & gcm.output.ready &
+                              (config.text_bytes != 0)):
+                        m.d.sync += [out_block.eq(gcm.output.payload.data),
+                                     out_count.eq(words)]
+                    obey_clear()
+
+                with m.State("GCM expected tag"):
+                    m.d.comb += [busy.eq(1), gcm.input.valid.eq(1),
+                                 gcm.input.payload.data.eq(self.tag_expected),
+                                 gcm.input.payload.keep.eq(leading_bytes(
+                                     Mux(config.tag_bytes == 0, 16, config.tag_bytes))),
+                                 gcm.input.payload.last.eq(1)]
+                    with m.If(gcm.input.ready):
+                        m.next = "GCM tag"
+                    obey_clear()
+
+                with m.State("GCM tag"):
+                    m.d.comb += [busy.eq(1), gcm.tag.ready.eq(out_count == 0)]
+                    with m.If(gcm.tag.valid & gcm.tag.ready):
+                        m.d.sync += [tag.eq(gcm.tag.payload.tag),
+                                     authentic.eq(gcm.tag.payload.authentic),
+                                     tag_ready.eq(1)]
+                        with m.If(decrypt & ~gcm.tag.payload.authentic):
+                            m.d.comb += self.auth_fail.eq(1)
+                        m.next = "Idle"
+                    obey_clear()
+
+        with m.If(self.clear):
+            # Everything the sequencer holds goes to zero now; the scrubber does the rest.
+            zero = [in_block, chain, mask, out_block, in_count, out_count, in_left,
+                    out_left, in_flight, mode, decrypt, keysel, loaded_sel, key_set]
+            if gcm is not None:
+                zero += [self.tag, self.tag_ready, self.authentic, part_left, use_gcm]
+                m.d.sync += gcm_dirty.eq(1)
+            m.d.sync += [signal.eq(0) for signal in zero]
+            m.d.sync += key_dirty.eq(1)
+        return m
