@@ -233,7 +233,8 @@ def test_back_to_back_messages_with_key_change_and_refused_writes_while_busy():
         await fw.write("LENGTH", 1)                            # refused
         await fw.write("CTRL", Mode.ECB.value | bit("CTRL", "START"))  # refused
         assert await fw.read("ERROR") == bit("ERROR", "BUSY_WRITE")
-        assert await fw.read("LENGTH") == 4 and await fw.read("IV", 0) == iv & 0xffffffff
+        # (The refused IV write shows in the results below: the IV is write-only.)
+        assert await fw.read("LENGTH") == 4 and await fw.read("IV", 0) == 0
         assert field("CTRL", "MODE", await fw.read("CTRL")) == Mode.CBC.value
         await fw.write("ERROR", 0xff)
         results = await fw.stream(blocks[1:], expect=4)
@@ -321,6 +322,31 @@ def test_bad_accesses_are_acknowledged_flagged_and_harmless():
             await fw.put_block(0)
         await fw.write("DIN", 1)
         assert await fw.read("ERROR") == bit("ERROR", "OVERFLOW")
+
+    run(dut, bench)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_a_message_split_over_several_starts_continues_from_the_iv_registers(mode):
+    """The IV registers are the chaining register: five blocks as 2 + 3 blocks (the IV written
+    once, before the first START) give the five-block message's results, in every mode, with no
+    FIFO (words straight into the block register)."""
+    rng = random.Random(20 + mode.value)
+    key, iv = rng.getrandbits(80), rng.getrandbits(64)
+    blocks = [rng.getrandbits(64) for _ in range(5)]
+    dut = CipherPeripheral(PRESENT(80, rounds_per_cycle=8))
+    assert dut.fifo_words == 0
+
+    async def bench(fw, ctx, rst, memories):
+        await fw.set_key(key, 80)
+        await fw.set_iv(iv, 2)
+        got = []
+        for part in (blocks[:2], blocks[2:]):
+            await fw.start(mode, length=len(part))
+            got += await fw.stream(part)
+            await fw.wait_idle()
+        assert got == present_model(mode, False, key, 80, iv, blocks)
+        assert await fw.read("IV", 0) == 0 and await fw.read("ERROR") == 0
 
     run(dut, bench)
 

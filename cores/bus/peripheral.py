@@ -7,7 +7,7 @@ scrubber that ``CTRL.CLEAR`` runs (:class:`~cipher_cores.cores.bus.scrubber.Scru
 sequencer), and optional data FIFOs; this module connects them.
 """
 
-from amaranth.hdl import C, Cat, Module, Mux, ResetInserter, Signal
+from amaranth.hdl import Cat, Module, Mux, ResetInserter, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -83,8 +83,8 @@ class CipherPeripheral(wiring.Component):
     last result has left the result register (into the output FIFO, or read from ``DOUT``);
     while busy, key, IV, ``LENGTH`` and ``CTRL`` writes are refused (and flagged), so nothing
     is ever half-applied; ``STATUS.DONE`` rises as ``BUSY`` falls. When the output is full the
-    core holds its result: nothing is dropped. The ``IV`` registers are the chaining register:
-    after a message they hold the value that continues it.
+    core holds its result: nothing is dropped. The ``IV`` registers (write-only) are the
+    chaining register: after a message they hold the value that continues it.
 
     AES-GCM (``gcm=True``)
     ----------------------
@@ -285,8 +285,7 @@ class CipherPeripheral(wiring.Component):
             seq.iv_sel.eq(regs.write_sel),
         ]
         for i in range(words):
-            m.d.comb += [seq.iv_write[i].eq(getattr(regs, f"iv{i}_write")),
-                         getattr(regs, f"iv{i}").eq(seq.iv[32 * i:32 * i + 32])]
+            m.d.comb += seq.iv_write[i].eq(getattr(regs, f"iv{i}_write"))
         if gcm is not None:
             m.d.comb += [
                 seq.config.tag_bytes.eq(ctrl.tag_bytes),

@@ -8,7 +8,7 @@ read multiplexer over the readable bits. The map, the C header, the Markdown tab
 hardware cannot drift apart: they are all made from :data:`~cipher_cores.cores.bus.regmap.REGISTERS`.
 """
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -170,19 +170,20 @@ class RegisterFile(wiring.Component):
                 value = getattr(self, name) if reg.access == "rw" else None
             else:
                 value = self._stored(m, reg, name, written)
-            read_values.append((address, value))
+            read_values.append((address, here, value))
 
+        # The read data: an OR of each readable word gated by its address decode (the words
+        # are exclusive), registered on the edge the read is taken.
+        read_value = 0
+        decoded = []
+        for address, here, value in read_values:
+            decoded.append(here)
+            if value is not None:
+                read_value = read_value | (Value.cast(value) & here.replicate(32))
         with m.If(read):
-            m.d.sync += bus.dat_r.eq(0)
-        with m.Switch(bus.adr):
-            for address, value in read_values:
-                with m.Case(address):
-                    if value is not None:
-                        with m.If(read):
-                            m.d.sync += bus.dat_r.eq(value)
-            with m.Default():
-                with m.If(take):
-                    m.d.comb += own["BAD_ADDRESS"].eq(1)
+            m.d.sync += bus.dat_r.eq(read_value)
+        with m.If(take & ~Cat(*decoded).any()):
+            m.d.comb += own["BAD_ADDRESS"].eq(1)
         return m
 
     def _stored(self, m, reg, name, written):

@@ -196,13 +196,14 @@ REGISTERS = (
              "significant word: for AES-128, KEY3 holds key bytes 0..3). Writes set KEY_SET; "
              "the key is loaded into the core at the next START.", count=8,
              busy_refused=True),
-    Register("IV", 0x60, "rw", "IV (or initial counter block) word i holds bits 32i+31..32i, "
-             "as KEY. The IV registers are the chaining register: written before START, they "
-             "read back, once the message is done, the value that continues it (CBC and CFB: "
-             "the last ciphertext block; OFB: the last output block; CTR: the next counter), so "
-             "that a message can be split over several STARTs or suspended and resumed. GCM: "
-             "the 96-bit IV in IV3..IV1 (IV bytes 0..3 in IV3), IV0 unused; GCM leaves them "
-             "as written.", count=4, busy_refused=True, stored=False),
+    Register("IV", 0x60, "wo", "IV (or initial counter block) word i holds bits 32i+31..32i, "
+             "as KEY. The IV registers are the chaining register: a message starts from what "
+             "they hold and leaves in them the value that continues it (CBC and CFB: the last "
+             "ciphertext block; OFB: the last output block; CTR: the next counter), so a long "
+             "message may be split over several STARTs without writing the IV again. Write-only "
+             "(reads 0): the chaining value is never visible. GCM: the 96-bit IV in IV3..IV1 "
+             "(IV bytes 0..3 in IV3), IV0 unused; GCM leaves them as written.", count=4,
+             busy_refused=True, stored=False),
     Register("TAG_EXPECTED", 0x70, "wo", "GCM builds: the tag a GCM decryption checks, written "
              "before START, word order as TAG; CTRL.TAG_BYTES of its leading bytes are compared "
              "(in constant time).", count=4, busy_refused=True),

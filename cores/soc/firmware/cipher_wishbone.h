@@ -160,7 +160,7 @@
 #define CIPHER_KEY_COUNT                         8u
 #define CIPHER_KEY_WORD(i)                       (CIPHER_KEY + 4u * (i))
 
-/* IV: rw */
+/* IV: wo */
 #define CIPHER_IV                                0x60u
 #define CIPHER_IV_COUNT                          4u
 #define CIPHER_IV_WORD(i)                        (CIPHER_IV + 4u * (i))
