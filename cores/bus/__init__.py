@@ -5,18 +5,21 @@
 register map (the single description from which ``docs/wishbone.md`` and
 ``cores/soc/firmware/cipher_wishbone.h`` are generated), :class:`~cipher_cores.cores.bus.wishbone.WishboneSignature` the bus,
 and :mod:`cipher_cores.cores.bus.sim` drives it in simulation as firmware would (the tests and the report's
-cycle counts use it).
+cycle counts use it). :class:`~cipher_cores.cores.bus.dma.WishboneDMA` is a bus master that moves
+words between memory and the peripheral's word streams; :mod:`cipher_cores.cores.bus.sim_memory`
+is a memory for it in simulation.
 The names are imported on first use, so that ``python -m cipher_cores.cores.bus.regmap`` runs cleanly.
 """
 
 import importlib
 
 
-__all__ = ["CipherPeripheral", "CoreSelect", "SharedCore", "CorePort", "WishboneSignature"]
+__all__ = ["CipherPeripheral", "CoreSelect", "SharedCore", "CorePort", "WishboneSignature",
+           "WishboneDMA"]
 
 _HOMES = {"CipherPeripheral": ".peripheral", "CoreSelect": ".peripheral",
           "SharedCore": ".peripheral", "CorePort": ".peripheral",
-          "WishboneSignature": ".wishbone"}
+          "WishboneSignature": ".wishbone", "WishboneDMA": ".dma"}
 
 
 def __getattr__(name):
