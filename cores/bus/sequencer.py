@@ -247,13 +247,6 @@ class MessageSequencer(wiring.Component):
             m.d.sync += [out_block.eq(Cat(C(0, 32), out_block[:-32])),
                          out_count.eq(out_count - 1)]
 
-        # IV writes land in the chaining register, a byte lane at a time.
-        for index in range(words):
-            for lane in range(4):
-                with m.If(self.iv_write[index] & self.iv_sel[lane]):
-                    m.d.sync += chain[32 * index + 8 * lane:32 * index + 8 * lane + 8].eq(
-                        self.iv_data[8 * lane:8 * lane + 8])
-
         # The counter's next value, in chunks: each chunk adds the AND of the (registered)
         # all-ones flags of the chunks below it.
         chunks = [(low, min(low + _COUNTER_CHUNK, block_bits))
@@ -297,23 +290,38 @@ class MessageSequencer(wiring.Component):
             scrub.block_ready.eq(cipher.input.ready),
             scrub.result_valid.eq(cipher.output.valid),
         ]
+        # The chaining register's next value, one AND-OR term per source (so each bit is
+        # three LUT4s and an enable, whatever the modes): IV writes (a byte lane at a time), the
+        # ciphertext a decryption feeds forward (CBC, CFB), the next counter (CTR), and the
+        # result an encryption feeds back (CBC, CFB: core output ^ mask; OFB: core output).
+        take_in = Signal()
+        take_counter = Signal()
+        take_result = Signal()
+        m.d.comb += [take_in.eq(enter & ~scrub.busy & (cbc | cfb) & decrypt),
+                     take_counter.eq(enter & ~scrub.busy & ctr),
+                     take_result.eq(leave & ~scrub.busy & (((cbc | cfb) & ~decrypt) | ofb))]
+        feedback = cipher.output.payload ^ (mask & (~ofb).replicate(block_bits))
+        chain_next = ((in_block & take_in.replicate(block_bits)) |
+                      (counter_next & take_counter.replicate(block_bits)) |
+                      (feedback & take_result.replicate(block_bits)))
+        for index in range(words):
+            for lane in range(4):
+                low = 32 * index + 8 * lane
+                write_lane = self.iv_write[index] & self.iv_sel[lane]
+                with m.If(write_lane | take_in | take_counter | take_result):
+                    m.d.sync += chain[low:low + 8].eq(
+                        chain_next[low:low + 8] |
+                        (self.iv_data[8 * lane:8 * lane + 8] & write_lane.replicate(8)))
+
         with m.If(enter & ~scrub.busy):
             m.d.sync += [in_count.eq(0), in_left.eq(in_left - 1), in_flight.eq(1)]
             # What the result will be XORed with.
             m.d.sync += mask.eq((chain & (cbc & decrypt).replicate(block_bits)) |
                                 (in_block & (cfb | ofb | ctr).replicate(block_bits)))
-            with m.If((cbc | cfb) & decrypt):
-                m.d.sync += chain.eq(in_block)
-            with m.If(ctr):
-                m.d.sync += chain.eq(counter_next)
         with m.If(leave & ~scrub.busy):
             m.d.sync += [out_block.eq(result), out_count.eq(words), out_left.eq(out_left - 1)]
             with m.If(~enter):
                 m.d.sync += in_flight.eq(0)
-            with m.If((cbc | cfb) & ~decrypt):
-                m.d.sync += chain.eq(result)
-            with m.If(ofb):
-                m.d.sync += chain.eq(cipher.output.payload)
 
         # Capabilities, checked at start.
         built = sum(1 << mode_.value for mode_ in self._modes) | \
