@@ -115,6 +115,8 @@ class MessageSequencer(wiring.Component):
         GCM's tag (encryption), whether the tag is in (or checked), and the check.
     key_set : ``Out(1)``
         A key has been written since reset or clear.
+    started : ``Out(1)``
+        High on the edge a ``start`` is accepted (a message begins).
     in_words, out_words : ``Out(range(words + 1))``
         Words in ``in_block`` and left in ``out_block``.
     fill : ``Out(1)``, filled : ``In(1)``, empty : ``Out(1)``
@@ -149,7 +151,7 @@ class MessageSequencer(wiring.Component):
             "word_out": Out(stream.Signature(32)),
             "busy": Out(1), "scrubbing": Out(1),
             "unsupported": Out(1), "no_key": Out(1), "auth_fail": Out(1),
-            "key_set": Out(1),
+            "key_set": Out(1), "started": Out(1),
             "in_words": Out(range(self._words + 1)), "out_words": Out(range(self._words + 1)),
             "fill": Out(1), "filled": In(1), "empty": Out(1),
         }
@@ -218,7 +220,6 @@ class MessageSequencer(wiring.Component):
                      self.out_words.eq(out_count)]
 
         # The message being run: the configuration as it was at start.
-        mode = Signal(3)
         decrypt = Signal()
         keysel = Signal(2)
         key_dirty = Signal(init=1)
@@ -227,11 +228,37 @@ class MessageSequencer(wiring.Component):
         with m.If(self.key_changed):
             m.d.sync += [key_set.eq(1), key_dirty.eq(1)]
 
+        # What the message's mode and direction ask of the data path, decoded at start from the
+        # configuration and registered, so that no mode decoding sits on a path to the block
+        # registers.
         def is_mode(which):
-            return (mode == which.value) if which in self._modes else C(0, 1)
+            return (config.mode == which.value) if which in self._modes else C(0, 1)
         ecb, cbc, cfb, ofb, ctr = (is_mode(which) for which in Mode)
-        serial = Signal()       # a result feeds the next block: one block at a time
-        m.d.comb += serial.eq(((cbc | cfb) & ~decrypt) | ofb)
+        go_decrypt = config.decrypt
+        plan_layout = data.StructLayout({
+            "in_weight": 1,      # the core takes in_block ...
+            "chain_weight": 1,   # ... XOR chain
+            "core_decrypt": 1,   # the core decrypts (ECB, CBC decryption)
+            "feed_in": 1,        # chain takes in_block as it enters (CBC, CFB decryption)
+            "count": 1,          # chain counts (CTR)
+            "feed_back": 1,      # chain takes the result (CBC, CFB encryption, OFB)
+            "back_raw": 1,       # ... the core's output itself (OFB)
+            "mask_chain": 1,     # the result is XORed with chain (CBC decryption) ...
+            "mask_in": 1,        # ... or with in_block (CFB, OFB, CTR)
+        })
+        plan = Signal(plan_layout)
+        plan_next = Signal(plan_layout)
+        m.d.comb += [
+            plan_next.in_weight.eq(ecb | cbc),
+            plan_next.chain_weight.eq(~(ecb | (cbc & go_decrypt))),
+            plan_next.core_decrypt.eq((ecb | cbc) & go_decrypt),
+            plan_next.feed_in.eq((cbc | cfb) & go_decrypt),
+            plan_next.count.eq(ctr),
+            plan_next.feed_back.eq(((cbc | cfb) & ~go_decrypt) | ofb),
+            plan_next.back_raw.eq(ofb),
+            plan_next.mask_chain.eq(cbc & go_decrypt),
+            plan_next.mask_in.eq(cfb | ofb | ctr),
+        ]
 
         # Words in: whenever there is room (before start too), never while scrubbing.
         word_in = self.word_in
@@ -257,34 +284,32 @@ class MessageSequencer(wiring.Component):
                              for index, (low, high) in enumerate(chunks)))
 
         # The core.
-        in_weight = Signal()       # the core takes in_block ...
-        chain_weight = Signal()    # ... XOR chain
-        m.d.comb += [in_weight.eq(ecb | cbc), chain_weight.eq(~(ecb | (cbc & decrypt)))]
         core_in = Signal(block_bits)
-        m.d.comb += core_in.eq((in_block & in_weight.replicate(block_bits)) ^
-                               (chain & chain_weight.replicate(block_bits)))
+        m.d.comb += core_in.eq((in_block & plan.in_weight.replicate(block_bits)) ^
+                               (chain & plan.chain_weight.replicate(block_bits)))
         result = Signal(block_bits)
         m.d.comb += [
             cipher.key.payload.eq(self.key[:cipher.key_bits]),
             cipher.input.payload.block.eq(core_in),
-            cipher.input.payload.decrypt.eq((ecb | cbc) & decrypt & ~scrub.busy),
+            cipher.input.payload.decrypt.eq(plan.core_decrypt),
             result.eq(cipher.output.payload ^ mask),
         ]
         if self._select is not None:
             m.d.comb += self._select.select.eq(Mux(scrub.busy, scrub.select, keysel))
 
+        # One block in the core at a time: the next enters on the edge after the result left.
         running = Signal()
+        in_full = Signal()
+        more_in = Signal()          # blocks of the message still to enter the core
         enter = Signal()
         leave = Signal()
-        can_enter = Signal()
         m.d.comb += [
-            can_enter.eq(~in_flight | (leave & ~serial)),
+            in_full.eq(in_count == words),
             cipher.output.ready.eq(scrub.busy | (running & (out_count == 0))),
-            leave.eq(cipher.output.valid & cipher.output.ready),
+            leave.eq(cipher.output.valid & cipher.output.ready & ~scrub.busy),
             cipher.input.valid.eq(Mux(scrub.busy, scrub.block_valid,
-                                      running & (in_count == words) & (in_left != 0) &
-                                      can_enter)),
-            enter.eq(cipher.input.valid & cipher.input.ready),
+                                      running & in_full & more_in & ~in_flight)),
+            enter.eq(cipher.input.valid & cipher.input.ready & ~scrub.busy),
             cipher.key.valid.eq(scrub.key_valid),
             scrub.key_ready.eq(cipher.key.ready),
             scrub.block_ready.eq(cipher.input.ready),
@@ -297,10 +322,9 @@ class MessageSequencer(wiring.Component):
         take_in = Signal()
         take_counter = Signal()
         take_result = Signal()
-        m.d.comb += [take_in.eq(enter & ~scrub.busy & (cbc | cfb) & decrypt),
-                     take_counter.eq(enter & ~scrub.busy & ctr),
-                     take_result.eq(leave & ~scrub.busy & (((cbc | cfb) & ~decrypt) | ofb))]
-        feedback = cipher.output.payload ^ (mask & (~ofb).replicate(block_bits))
+        m.d.comb += [take_in.eq(enter & plan.feed_in), take_counter.eq(enter & plan.count),
+                     take_result.eq(leave & plan.feed_back)]
+        feedback = cipher.output.payload ^ (mask & (~plan.back_raw).replicate(block_bits))
         chain_next = ((in_block & take_in.replicate(block_bits)) |
                       (counter_next & take_counter.replicate(block_bits)) |
                       (feedback & take_result.replicate(block_bits)))
@@ -313,15 +337,15 @@ class MessageSequencer(wiring.Component):
                         chain_next[low:low + 8] |
                         (self.iv_data[8 * lane:8 * lane + 8] & write_lane.replicate(8)))
 
-        with m.If(enter & ~scrub.busy):
-            m.d.sync += [in_count.eq(0), in_left.eq(in_left - 1), in_flight.eq(1)]
+        with m.If(enter):
+            m.d.sync += [in_count.eq(0), in_left.eq(in_left - 1), more_in.eq(in_left != 1),
+                         in_flight.eq(1)]
             # What the result will be XORed with.
-            m.d.sync += mask.eq((chain & (cbc & decrypt).replicate(block_bits)) |
-                                (in_block & (cfb | ofb | ctr).replicate(block_bits)))
-        with m.If(leave & ~scrub.busy):
-            m.d.sync += [out_block.eq(result), out_count.eq(words), out_left.eq(out_left - 1)]
-            with m.If(~enter):
-                m.d.sync += in_flight.eq(0)
+            m.d.sync += mask.eq((chain & plan.mask_chain.replicate(block_bits)) |
+                                (in_block & plan.mask_in.replicate(block_bits)))
+        with m.If(leave):
+            m.d.sync += [out_block.eq(result), out_count.eq(words), out_left.eq(out_left - 1),
+                         in_flight.eq(0)]
 
         # Capabilities, checked at start.
         built = sum(1 << mode_.value for mode_ in self._modes) | \
@@ -373,7 +397,8 @@ class MessageSequencer(wiring.Component):
                         m.d.comb += self.no_key.eq(1)
                     if gcm is not None:
                         with m.Elif(config.mode == GCM_MODE):
-                            m.d.sync += [mode.eq(config.mode), decrypt.eq(config.decrypt),
+                            m.d.comb += self.started.eq(1)
+                            m.d.sync += [decrypt.eq(config.decrypt), plan.eq(0),
                                          keysel.eq(config.keysel),
                                          part_left.eq(config.aad_bytes), use_gcm.eq(1),
                                          tag_ready.eq(0), authentic.eq(0), tag.eq(0)]
@@ -382,9 +407,10 @@ class MessageSequencer(wiring.Component):
                             with m.Else():
                                 m.next = "GCM start"
                     with m.Elif(config.blocks != 0):
-                        m.d.sync += [mode.eq(config.mode), decrypt.eq(config.decrypt),
+                        m.d.comb += self.started.eq(1)
+                        m.d.sync += [decrypt.eq(config.decrypt), plan.eq(plan_next),
                                      keysel.eq(config.keysel), in_left.eq(config.blocks),
-                                     out_left.eq(config.blocks)]
+                                     more_in.eq(1), out_left.eq(config.blocks)]
                         if gcm is not None:
                             m.d.sync += [use_gcm.eq(0), tag_ready.eq(0), authentic.eq(0),
                                          tag.eq(0)]
@@ -495,7 +521,7 @@ class MessageSequencer(wiring.Component):
         with m.If(self.clear):
             # Everything the sequencer holds goes to zero now; the scrubber does the rest.
             zero = [in_block, chain, mask, out_block, in_count, out_count, in_left,
-                    out_left, in_flight, mode, decrypt, keysel, loaded_sel, key_set]
+                    out_left, in_flight, more_in, plan, decrypt, keysel, loaded_sel, key_set]
             if gcm is not None:
                 zero += [self.tag, self.tag_ready, self.authentic, part_left, use_gcm]
                 m.d.sync += gcm_dirty.eq(1)
