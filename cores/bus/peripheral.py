@@ -15,6 +15,7 @@ from ..cipher import check_block_cipher
 from ..gcm import GCM
 from ..modes import Mode
 from . import regmap
+from .dma import WishboneDMA
 from .registers import RegisterFile
 from .sequencer import GCM_MODE, MessageSequencer
 from .shared import CoreSelect, CorePort, SharedCore
@@ -125,7 +126,8 @@ class CipherPeripheral(wiring.Component):
     #: Width of the bus's word address (:data:`~cipher_cores.cores.bus.regmap.ADDRESS_BYTES` / 4).
     ADDRESS_WIDTH = (regmap.ADDRESS_BYTES // 4 - 1).bit_length()
 
-    def __init__(self, cores, *, modes=tuple(Mode), fifo_words: int = 0, gcm: bool = False):
+    def __init__(self, cores, *, modes=tuple(Mode), fifo_words: int = 0, gcm: bool = False,
+                 dma: bool = False, verified_plaintext: bool = False):
         if isinstance(cores, wiring.Component):
             cores = (cores,)
         try:
@@ -152,14 +154,21 @@ class CipherPeripheral(wiring.Component):
         if fifo_words is None:
             fifo_words = 0
         self.check_limits(block_bits, widest.key_bits, fifo_words=fifo_words, gcm=gcm,
+                          dma=dma, verified_plaintext=verified_plaintext,
                           core=type(widest).__name__)
+        self._verified = verified_plaintext
         self._cores = cores
         self._fifo_words = fifo_words
         self._block_words = words = block_bits // 32
         self._key_words = -(-widest.key_bits // 32)
         self._sequencer = MessageSequencer(cores, modes=modes, gcm=gcm, fifos=fifo_words > 0)
         absent = set() if gcm else set(_GCM_ONLY)
-        absent |= set(_DMA_ONLY)
+        if dma:
+            # GCM's word counts reach 2**30 (the whole address space); the modes' 2**16 blocks.
+            self._dma = WishboneDMA(count_bits=30 if gcm else 18)
+        else:
+            self._dma = None
+            absent |= set(_DMA_ONLY)
         absent |= {f"KEY{i}" for i in range(self._key_words, regmap.register("KEY").count)}
         absent |= {f"IV{i}" for i in range(words, regmap.register("IV").count)}
         self._registers = RegisterFile(absent=absent)
@@ -168,15 +177,19 @@ class CipherPeripheral(wiring.Component):
             self._dout = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
         else:
             self._din = self._dout = None
-        super().__init__({
+        members = {
             "bus": In(WishboneSignature(addr_width=self.ADDRESS_WIDTH, data_width=32,
                                         granularity=8)),
             "irq": Out(1),
-        })
+        }
+        if dma:
+            members["dma"] = Out(self._dma.signature.members["bus"].signature)
+        super().__init__(members)
 
     @staticmethod
     def check_limits(block_bits: int, key_bits: int, *, fifo_words: int | None = None,
-                     gcm: bool = False, core: str = "the core"):
+                     gcm: bool = False, dma: bool = False, verified_plaintext: bool = False,
+                     core: str = "the core"):
         """Check that the peripheral can be built around cores of ``block_bits`` and (at most)
         ``key_bits``, with ``fifo_words`` (``None``: the default) and ``gcm``; raise
         :exc:`ValueError` or :exc:`TypeError` (one line, naming ``core`` or the parameter) if
@@ -186,7 +199,7 @@ class CipherPeripheral(wiring.Component):
         The limits: a block is one to four 32-bit words (``DIN``/``DOUT`` move whole words), a
         key at most 256 bits (eight ``KEY`` registers), a FIFO holds one block to 255 words (or
         there is none: 0),
-        and GCM needs 128-bit blocks.
+        GCM needs 128-bit blocks, and verified plaintext needs GCM and an output FIFO.
         """
         if block_bits % 32 or not 0 < block_bits <= 128:
             raise ValueError(f"the Wishbone peripheral takes blocks of 32, 64, 96 or 128 bits; "
@@ -206,6 +219,14 @@ class CipherPeripheral(wiring.Component):
         if gcm and block_bits != 128:
             raise ValueError(f"gcm=True needs cores with 128-bit blocks (AES), not "
                              f"{block_bits}-bit ones")
+        for name, value in (("dma", dma), ("verified_plaintext", verified_plaintext)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, not {value!r}")
+        if verified_plaintext and not gcm:
+            raise ValueError("verified_plaintext=True needs gcm=True")
+        if verified_plaintext and not fifo_words:
+            raise ValueError("verified_plaintext=True needs an output FIFO (fifo_words of at "
+                             "least one block) to hold the plaintext until the tag is checked")
 
     @property
     def cores(self) -> tuple:
@@ -273,7 +294,6 @@ class CipherPeripheral(wiring.Component):
         m.d.comb += [
             regs.clear.eq(ctrl.clear),
             seq.clear.eq(ctrl.clear),
-            seq.start.eq(ctrl.start),
             seq.config.mode.eq(ctrl.mode),
             seq.config.decrypt.eq(ctrl.decrypt),
             seq.config.keysel.eq(ctrl.keysel),
@@ -299,25 +319,93 @@ class CipherPeripheral(wiring.Component):
 
         busy = Signal()
         scrubbing = seq.scrubbing
-        m.d.comb += [busy.eq(seq.busy), regs.busy.eq(busy)]
         errors = regs.error_set
+        dma = self._dma
+
+        # START reaches the sequencer unless the DMA or verified plaintext refuse it.
+        start = Signal()
+        refuse = Signal()
+        too_long_refused = Signal()
+        if dma is not None:
+            misaligned = ctrl.dma & (regs.dma_source.address[:2].any() |
+                                     regs.dma_destination.address[:2].any())
+            with m.If(ctrl.start & misaligned):
+                m.d.comb += [refuse.eq(1), errors.dma_align.eq(1)]
+        if self._verified:
+            # The whole plaintext must fit in the output FIFO to be held there.
+            capacity = 16 * (depth // 4)
+            too_long = ((ctrl.mode == GCM_MODE) & ctrl.decrypt &
+                        (regs.text_bytes.bytes > capacity))
+            with m.If(ctrl.start & too_long):
+                m.d.comb += [refuse.eq(1), too_long_refused.eq(1)]
+        m.d.comb += [start.eq(ctrl.start & ~refuse), seq.start.eq(start)]
+
+        # The DMA moves the words of a message started with CTRL.DMA.
+        moving = Signal()           # the DMA owns the word paths
+        if dma is not None:
+            m.submodules.dma = dma
+            wiring.connect(m, dma.bus, wiring.flipped(self.dma))
+            m.d.comb += [busy.eq(seq.busy | dma.busy), moving.eq(ctrl.dma & busy)]
+            if gcm is not None:
+                def blocks(count):
+                    return count[4:] + count[:4].any()
+                gcm_in = (blocks(regs.aad_bytes.bytes) + blocks(regs.text_bytes.bytes)) << 2
+                gcm_out = blocks(regs.text_bytes.bytes) << 2
+                is_gcm = ctrl.mode == GCM_MODE
+                read_count = Mux(is_gcm, gcm_in, regs.length.blocks * words)
+                write_count = Mux(is_gcm, gcm_out, regs.length.blocks * words)
+            else:
+                read_count = write_count = regs.length.blocks * words
+            m.d.comb += [
+                dma.source.eq(regs.dma_source.address),
+                dma.destination.eq(regs.dma_destination.address),
+                dma.read_count.eq(read_count),
+                dma.write_count.eq(write_count),
+                dma.start.eq(seq.started & ctrl.dma),
+                dma.abort.eq(ctrl.clear),
+                errors.dma_bus.eq(dma.bus_error),
+            ]
+        else:
+            m.d.comb += busy.eq(seq.busy)
+        m.d.comb += regs.busy.eq(busy)
 
         def in_order(word):
             # CTRL.LITTLE_ENDIAN: words hold a block's bytes as a little-endian CPU loads them.
             return Mux(ctrl.little_endian, _byte_swapped(word), word)
 
-        # Words in: DIN writes, through the input FIFO if there is one.
+        # Verified plaintext: a GCM decryption's results stay in the output FIFO until its tag
+        # is checked; if it does not match they are overwritten with zeros and dropped.
+        holding = Signal()
+        discarding = Signal()
+        if self._verified:
+            with m.If(seq.started & (ctrl.mode == GCM_MODE) & ctrl.decrypt):
+                m.d.sync += holding.eq(1)
+            with m.If(seq.tag_ready & seq.authentic):
+                m.d.sync += holding.eq(0)
+            with m.If(seq.auth_fail & holding):
+                m.d.sync += discarding.eq(1)
+            with m.If(ctrl.clear):
+                m.d.sync += [holding.eq(0), discarding.eq(0)]
+
+        # Words in: DIN writes (or the DMA's reads), through the input FIFO if there is one.
         din_write = regs.din_write
+        din_push = Signal()
+        m.d.comb += din_push.eq(din_write & (regs.write_sel == 0b1111) & ~scrubbing & ~moving)
         word = Signal(32)
-        m.d.comb += word.eq(in_order(regs.write_data))
-        din_room = Signal()
+        pushed = Signal()
+        if dma is not None:
+            m.d.comb += [word.eq(in_order(Mux(moving, dma.read_words.payload,
+                                              regs.write_data))),
+                         pushed.eq(Mux(moving, dma.read_words.valid, din_push))]
+        else:
+            m.d.comb += [word.eq(in_order(regs.write_data)), pushed.eq(din_push)]
+        room = Signal()
         if self._din is not None:
             m.submodules.din = din = ResetInserter(seq.empty)(self._din)
             din = self._din
             m.d.comb += [
-                din_room.eq(din.w_rdy),
-                din.w_en.eq((din_write & (regs.write_sel == 0b1111) & ~scrubbing & din.w_rdy) |
-                            seq.fill),
+                room.eq(din.w_rdy),
+                din.w_en.eq((pushed & din.w_rdy) | seq.fill),
                 din.w_data.eq(Mux(seq.fill, 0, word)),
                 seq.word_in.valid.eq(din.r_rdy),
                 seq.word_in.payload.eq(din.r_data),
@@ -327,35 +415,43 @@ class CipherPeripheral(wiring.Component):
             in_space = din.w_level <= depth - words
         else:
             m.d.comb += [
-                din_room.eq(seq.word_in.ready),
-                seq.word_in.valid.eq(din_write & (regs.write_sel == 0b1111) & ~scrubbing),
+                room.eq(seq.word_in.ready),
+                seq.word_in.valid.eq(pushed),
                 seq.word_in.payload.eq(word),
             ]
             in_free = words - seq.in_words
             in_space = seq.in_words == 0
+        if dma is not None:
+            m.d.comb += dma.read_words.ready.eq(moving & room)
         with m.If(din_write):
             with m.If(regs.write_sel != 0b1111):
                 m.d.comb += errors.byte_select.eq(1)
-            with m.Elif(scrubbing):
+            with m.Elif(scrubbing | moving):
                 m.d.comb += errors.busy_write.eq(1)
-            with m.Elif(~din_room):
+            with m.Elif(~room):
                 m.d.comb += errors.overflow.eq(1)
 
-        # Words out: DOUT reads, through the output FIFO if there is one.
+        # Words out: DOUT reads (or the DMA's writes), through the output FIFO if there is one.
         dout_read = regs.dout_read
-        out_valid = Signal()
+        out_valid = Signal()        # a word can leave
         out_word = Signal(32)
+        taken = Signal()
         if self._dout is not None:
-            m.submodules.dout = dout = ResetInserter(seq.empty)(self._dout)
+            m.submodules.dout = dout = ResetInserter(
+                seq.empty | (discarding & ~self._dout.w_rdy))(self._dout)
             dout = self._dout
+            filling = seq.fill | discarding
             m.d.comb += [
-                dout.w_en.eq(seq.word_out.valid | seq.fill),
-                dout.w_data.eq(seq.word_out.payload),
-                seq.word_out.ready.eq(dout.w_rdy & ~seq.fill),
-                out_valid.eq(dout.r_rdy & ~scrubbing),
+                dout.w_en.eq(seq.word_out.valid | filling),
+                dout.w_data.eq(Mux(discarding, 0, seq.word_out.payload)),
+                seq.word_out.ready.eq(dout.w_rdy & ~filling),
+                out_valid.eq(dout.r_rdy & ~scrubbing & ~holding),
                 out_word.eq(dout.r_data),
-                dout.r_en.eq(dout_read & out_valid),
+                dout.r_en.eq(taken),
             ]
+            if self._verified:
+                with m.If(discarding & ~dout.w_rdy):
+                    m.d.sync += [discarding.eq(0), holding.eq(0)]
             out_words = dout.r_level
             out_ready = dout.r_level >= words
             m.d.comb += seq.filled.eq(~din.w_rdy & ~dout.w_rdy)
@@ -363,15 +459,24 @@ class CipherPeripheral(wiring.Component):
             m.d.comb += [
                 out_valid.eq(seq.word_out.valid & ~scrubbing),
                 out_word.eq(seq.word_out.payload),
-                seq.word_out.ready.eq(dout_read & out_valid),
+                seq.word_out.ready.eq(taken),
             ]
             out_words = seq.out_words
             out_ready = seq.out_words == words
-        m.d.comb += regs.dout.value.eq(Mux(out_valid, in_order(out_word), 0))
-        with m.If(dout_read & ~out_valid):
+        if dma is not None:
+            m.d.comb += [
+                dma.write_words.valid.eq(moving & out_valid),
+                dma.write_words.payload.eq(in_order(out_word)),
+                taken.eq(Mux(moving, dma.write_words.ready, dout_read & out_valid)),
+            ]
+        else:
+            m.d.comb += taken.eq(dout_read & out_valid)
+        m.d.comb += regs.dout.value.eq(Mux(out_valid & ~moving, in_order(out_word), 0))
+        with m.If(dout_read & ~(out_valid & ~moving)):
             m.d.comb += errors.underflow.eq(1)
 
-        m.d.comb += [errors.no_key.eq(seq.no_key), errors.unsupported.eq(seq.unsupported)]
+        m.d.comb += [errors.no_key.eq(seq.no_key),
+                     errors.unsupported.eq(seq.unsupported | too_long_refused)]
         if gcm is not None:
             m.d.comb += errors.auth_fail.eq(seq.auth_fail)
 
@@ -387,16 +492,18 @@ class CipherPeripheral(wiring.Component):
         status_in_space = Signal()
         status_out_ready = Signal()
         error_any = Signal()
-        m.d.comb += [status_in_space.eq(in_space & ~scrubbing),
-                     status_out_ready.eq(out_ready & ~scrubbing),
+        hidden = Signal()           # no word can be read from DOUT now
+        m.d.comb += hidden.eq(scrubbing | holding | moving)
+        m.d.comb += [status_in_space.eq(in_space & ~scrubbing & ~moving),
+                     status_out_ready.eq(out_ready & ~hidden),
                      error_any.eq(regs.error.as_value().any())]
         status = regs.status
         m.d.comb += [
             status.busy.eq(busy), status.in_space.eq(status_in_space),
             status.out_ready.eq(status_out_ready), status.key_set.eq(seq.key_set),
             status.error.eq(error_any), status.done.eq(done),
-            status.in_free.eq(Mux(scrubbing, 0, in_free)),
-            status.out_words.eq(Mux(scrubbing, 0, out_words)),
+            status.in_free.eq(Mux(scrubbing | moving, 0, in_free)),
+            status.out_words.eq(Mux(hidden, 0, out_words)),
         ]
         irq_enable = regs.irq_enable
         pending = regs.irq_pending
@@ -419,6 +526,8 @@ class CipherPeripheral(wiring.Component):
             regs.info.block_words.eq(words), regs.info.modes.eq(built),
             regs.info.decrypts.eq(sum(1 << i for i, core in enumerate(cores) if core.decrypts)),
             regs.info.fifo_words.eq(depth),
+            regs.info.dma.eq(dma is not None),
+            regs.info.verified.eq(self._verified),
             regs.keysizes.as_value().eq(sum(-(-core.key_bits // 8) << (8 * i)
                                             for i, core in enumerate(cores))),
         ]

@@ -124,6 +124,10 @@ class MessageSequencer(wiring.Component):
     """
     def __init__(self, cores, *, modes=tuple(Mode), gcm: bool = False, fifos: bool = False):
         cores = tuple(cores)
+        for index, core in enumerate(cores):
+            if core.latency < 2:
+                raise ValueError(f"cores[{index}] has a latency of {core.latency} edges; the "
+                                 f"peripheral needs at least 2")
         self._cores = cores
         self._modes = tuple(sorted(modes, key=lambda mode: mode.value))
         self._block_bits = block_bits = cores[0].block_bits
@@ -306,7 +310,7 @@ class MessageSequencer(wiring.Component):
         m.d.comb += [
             in_full.eq(in_count == words),
             cipher.output.ready.eq(scrub.busy | (running & (out_count == 0))),
-            leave.eq(cipher.output.valid & cipher.output.ready & ~scrub.busy),
+            leave.eq(cipher.output.valid & running & (out_count == 0)),
             cipher.input.valid.eq(Mux(scrub.busy, scrub.block_valid,
                                       running & in_full & more_in & ~in_flight)),
             enter.eq(cipher.input.valid & cipher.input.ready & ~scrub.busy),
@@ -322,7 +326,13 @@ class MessageSequencer(wiring.Component):
         take_in = Signal()
         take_counter = Signal()
         take_result = Signal()
-        m.d.comb += [take_in.eq(enter & plan.feed_in), take_counter.eq(enter & plan.count),
+        # The block registers take what a block's entry asks for on the edge after it entered
+        # (`entered`, a flip-flop, rather than the entry's handshake: a short path to the 128
+        # enables). Nothing they read changes in between, and its result leaves at the
+        # earliest on the edge after that (every core has a latency of at least 2).
+        entered = Signal()
+        m.d.sync += entered.eq(enter)
+        m.d.comb += [take_in.eq(entered & plan.feed_in), take_counter.eq(entered & plan.count),
                      take_result.eq(leave & plan.feed_back)]
         feedback = cipher.output.payload ^ (mask & (~plan.back_raw).replicate(block_bits))
         chain_next = ((in_block & take_in.replicate(block_bits)) |
@@ -338,8 +348,9 @@ class MessageSequencer(wiring.Component):
                         (self.iv_data[8 * lane:8 * lane + 8] & write_lane.replicate(8)))
 
         with m.If(enter):
-            m.d.sync += [in_count.eq(0), in_left.eq(in_left - 1), more_in.eq(in_left != 1),
-                         in_flight.eq(1)]
+            m.d.sync += [in_count.eq(0), in_flight.eq(1)]
+        with m.If(entered):
+            m.d.sync += [in_left.eq(in_left - 1), more_in.eq(in_left != 1)]
             # What the result will be XORed with.
             m.d.sync += mask.eq((chain & plan.mask_chain.replicate(block_bits)) |
                                 (in_block & plan.mask_in.replicate(block_bits)))
@@ -521,7 +532,8 @@ class MessageSequencer(wiring.Component):
         with m.If(self.clear):
             # Everything the sequencer holds goes to zero now; the scrubber does the rest.
             zero = [in_block, chain, mask, out_block, in_count, out_count, in_left,
-                    out_left, in_flight, more_in, plan, decrypt, keysel, loaded_sel, key_set]
+                    out_left, in_flight, more_in, entered, plan, decrypt, keysel, loaded_sel,
+                    key_set]
             if gcm is not None:
                 zero += [self.tag, self.tag_ready, self.authentic, part_left, use_gcm]
                 m.d.sync += gcm_dirty.eq(1)
