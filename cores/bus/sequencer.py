@@ -57,21 +57,24 @@ class MessageSequencer(wiring.Component):
     * ``in_block`` takes words (the most significant word of a block first);
     * the core's input is ``in_block`` (ECB, CBC decryption), ``in_block ^ chain`` (CBC
       encryption) or ``chain`` (CFB, OFB, CTR);
-    * ``chain`` is the chaining value and the peripheral's ``IV`` registers: written by the
-      bus, it becomes the ciphertext a decryption feeds forward (CBC, CFB), the result an
-      encryption feeds back (CBC, CFB: the ciphertext; OFB: the core's output) or the next
-      counter (CTR, incremented in 16-bit chunks whose carries are registered flags, so no
+    * ``chain`` is the chaining value and the peripheral's (write-only) ``IV`` registers:
+      written by the bus, it becomes the ciphertext a decryption feeds forward (CBC, CFB), the
+      result an encryption feeds back (CBC, CFB: the ciphertext; OFB: the core's output) or the
+      next counter (CTR, incremented in 16-bit chunks whose carries are registered flags, so no
       carry chain longer than 16 bits);
     * ``mask``, taken as the block enters the core, is what its result is XORed with: the
       previous ciphertext (CBC decryption), the input block (CFB, OFB, CTR) or 0;
     * ``out_block`` takes ``core output ^ mask`` as the result leaves the core, and gives it
       back a word an edge.
 
-    So one block is in the core at a time (a pipelined core works at its latency, not its
+    One block is in the core at a time (a pipelined core works at its latency, not its
     initiation interval), while the next block's words come in and the previous result's words
-    go out: with words arriving and leaving fast enough (DMA), ECB, CTR, CBC decryption and CFB
-    decryption run at the core's own interval; CBC and CFB encryption and OFB, which feed each
-    result back, at one edge more.
+    go out. Every enable of the 128-bit registers is driven by a flip-flop or a short path: the
+    mode's demands are decoded at ``start`` and registered, a block's entry updates ``mask`` and
+    ``chain`` on the edge after it entered, and a fed-back result goes from ``out_block`` into
+    ``chain`` on the edge after it left. So with words arriving and leaving fast enough (DMA),
+    a block takes the core's own interval plus one edge in ECB, CTR and CBC and CFB decryption,
+    and plus two edges in CBC and CFB encryption and OFB, which feed each result back.
 
     Parameters
     ----------
@@ -311,8 +314,8 @@ class MessageSequencer(wiring.Component):
             in_full.eq(in_count == words),
             cipher.output.ready.eq(scrub.busy | (running & (out_count == 0))),
             leave.eq(cipher.output.valid & running & (out_count == 0)),
-            cipher.input.valid.eq(Mux(scrub.busy, scrub.block_valid,
-                                      running & in_full & more_in & ~in_flight)),
+            # (The scrubber and a message never run at once.)
+            cipher.input.valid.eq(scrub.block_valid | (running & in_full & more_in & ~in_flight)),
             enter.eq(cipher.input.valid & cipher.input.ready & ~scrub.busy),
             cipher.key.valid.eq(scrub.key_valid),
             scrub.key_ready.eq(cipher.key.ready),
@@ -330,22 +333,33 @@ class MessageSequencer(wiring.Component):
         # (`entered`, a flip-flop, rather than the entry's handshake: a short path to the 128
         # enables). Nothing they read changes in between, and its result leaves at the
         # earliest on the edge after that (every core has a latency of at least 2).
+        # Likewise the result an encryption feeds back is taken from out_block on the edge
+        # after it left (`left`); mask still holds the block's (OFB takes out_block ^ mask, the
+        # core's output), and the next block enters after that.
         entered = Signal()
-        m.d.sync += entered.eq(enter)
+        left = Signal()
+        m.d.sync += [entered.eq(enter), left.eq(leave)]
         m.d.comb += [take_in.eq(entered & plan.feed_in), take_counter.eq(entered & plan.count),
-                     take_result.eq(leave & plan.feed_back)]
-        feedback = cipher.output.payload ^ (mask & (~plan.back_raw).replicate(block_bits))
+                     take_result.eq(left & plan.feed_back)]
+        feedback = out_block ^ (mask & plan.back_raw.replicate(block_bits))
         chain_next = ((in_block & take_in.replicate(block_bits)) |
                       (counter_next & take_counter.replicate(block_bits)) |
                       (feedback & take_result.replicate(block_bits)))
+        # IV writes land on the edge after the bus took them (a flip-flop, not the bus
+        # handshake, drives the enables; START acts an edge after its write too).
+        iv_write = Signal.like(self.iv_write)
+        iv_sel = Signal.like(self.iv_sel)
+        iv_data = Signal.like(self.iv_data)
+        m.d.sync += [iv_write.eq(self.iv_write), iv_sel.eq(self.iv_sel),
+                     iv_data.eq(self.iv_data)]
         for index in range(words):
             for lane in range(4):
                 low = 32 * index + 8 * lane
-                write_lane = self.iv_write[index] & self.iv_sel[lane]
+                write_lane = iv_write[index] & iv_sel[lane]
                 with m.If(write_lane | take_in | take_counter | take_result):
                     m.d.sync += chain[low:low + 8].eq(
                         chain_next[low:low + 8] |
-                        (self.iv_data[8 * lane:8 * lane + 8] & write_lane.replicate(8)))
+                        (iv_data[8 * lane:8 * lane + 8] & write_lane.replicate(8)))
 
         with m.If(enter):
             m.d.sync += [in_count.eq(0), in_flight.eq(1)]
@@ -355,8 +369,11 @@ class MessageSequencer(wiring.Component):
             m.d.sync += mask.eq((chain & plan.mask_chain.replicate(block_bits)) |
                                 (in_block & plan.mask_in.replicate(block_bits)))
         with m.If(leave):
-            m.d.sync += [out_block.eq(result), out_count.eq(words), out_left.eq(out_left - 1),
-                         in_flight.eq(0)]
+            m.d.sync += [out_block.eq(result), out_count.eq(words), out_left.eq(out_left - 1)]
+            with m.If(~plan.feed_back):
+                m.d.sync += in_flight.eq(0)
+        with m.If(left & plan.feed_back):
+            m.d.sync += in_flight.eq(0)
 
         # Capabilities, checked at start.
         built = sum(1 << mode_.value for mode_ in self._modes) | \
@@ -532,8 +549,8 @@ class MessageSequencer(wiring.Component):
         with m.If(self.clear):
             # Everything the sequencer holds goes to zero now; the scrubber does the rest.
             zero = [in_block, chain, mask, out_block, in_count, out_count, in_left,
-                    out_left, in_flight, more_in, entered, plan, decrypt, keysel, loaded_sel,
-                    key_set]
+                    out_left, in_flight, more_in, entered, left, plan, decrypt, keysel,
+                    loaded_sel, key_set]
             if gcm is not None:
                 zero += [self.tag, self.tag_ready, self.authentic, part_left, use_gcm]
                 m.d.sync += gcm_dirty.eq(1)

@@ -199,6 +199,25 @@ class WishboneFirmware:
         result = b"".join(block.to_bytes(16, "big") for block in results)
         return result, tag.to_bytes(16, "big"), status
 
+    async def dma_message(self, mode: Mode, blocks: int, *, source: int, destination: int,
+                          decrypt: bool = False, keysel: int = 0, little_endian: bool = False,
+                          poll: bool = True):
+        """Start a message of ``blocks`` blocks moved by the DMA from ``source`` to
+        ``destination`` (byte addresses), with the key and IV already written; then, with
+        ``poll``, read ``STATUS`` until ``DONE`` and return it."""
+        ctrl = register("CTRL")
+        await self.write("LENGTH", blocks)
+        await self.write("DMA_SOURCE", source)
+        await self.write("DMA_DESTINATION", destination)
+        await self.write("CTRL", mode.value | (int(decrypt) << ctrl.field("DECRYPT").offset) |
+                         (keysel << ctrl.field("KEYSEL").offset) | _bit("CTRL", "DMA") |
+                         (_bit("CTRL", "LITTLE_ENDIAN") if little_endian else 0) |
+                         _bit("CTRL", "START"))
+        if poll:
+            while not (status := await self.read("STATUS")) & _bit("STATUS", "DONE"):
+                pass
+            return status
+
     async def wait_idle(self):
         """Poll ``STATUS`` until ``BUSY`` is low."""
         while await self.read("STATUS") & _bit("STATUS", "BUSY"):
@@ -220,10 +239,12 @@ def _memories(fragment) -> dict:
 
 
 def simulate_firmware(dut, program: Callable[[WishboneFirmware], Awaitable], *,
-                      max_edges: int = 40_000, background: Sequence = ()):
+                      max_edges: int = 40_000, background: Sequence = (), memory=None):
     """Simulate peripheral ``dut`` driven by ``program(fw)``, an async function given a
     :class:`WishboneFirmware`; ends when the program returns. :exc:`RuntimeError` if it has not
-    within ``max_edges`` edges. ``background`` holds further background testbenches (monitors).
+    within ``max_edges`` edges. ``background`` holds further background testbenches (monitors);
+    ``memory`` a :class:`~cipher_cores.cores.bus.sim_memory.WishboneMemory` on the peripheral's
+    DMA port (``dut.dma``), for ``dma=True`` builds.
     """
     m = Module()
     m.domains.sync = domain = ClockDomain()
@@ -241,6 +262,8 @@ def simulate_firmware(dut, program: Callable[[WishboneFirmware], Awaitable], *,
 
     watchdog = _watchdog(max_edges, "the firmware")
 
+    if memory is not None:
+        memory.add_to(sim)
     sim.add_testbench(watchdog, background=True)
     for bench in background:
         sim.add_testbench(bench, background=True)
