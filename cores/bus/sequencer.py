@@ -380,6 +380,7 @@ class MessageSequencer(wiring.Component):
             (0 if gcm is None else 1 << GCM_MODE)
         decrypting = sum(1 << i for i, core in enumerate(cores) if core.decrypts)
         refused = Signal()
+        is_gcm_now = (config.mode == GCM_MODE) if gcm is not None else C(0, 1)
         refusal = (~Const(built, 8).bit_select(config.mode, 1) | (config.keysel >= len(cores)) |
                    (config.decrypt & ((config.mode == Mode.ECB.value) |
                                       (config.mode == Mode.CBC.value)) &
@@ -388,7 +389,18 @@ class MessageSequencer(wiring.Component):
             tag_length_ok = (config.tag_bytes == 0) | ((config.tag_bytes >= 4) &
                                                        (config.tag_bytes <= 16))
             refusal |= (config.mode == GCM_MODE) & config.decrypt & ~tag_length_ok
-        m.d.comb += refused.eq(refusal)
+        # START is obeyed an edge after the command, on decisions registered from the
+        # configuration (stable by then): no configuration decoding on a path to the registers
+        # a start loads.
+        start = Signal()
+        has_blocks = Signal()
+        is_gcm = Signal()
+        needs_key = Signal()
+        plan_ready = Signal(plan_layout)
+        m.d.sync += [start.eq(self.start & ~self.clear), refused.eq(refusal),
+                     has_blocks.eq(config.blocks != 0), is_gcm.eq(config.mode == GCM_MODE),
+                     needs_key.eq(key_dirty | (config.keysel != loaded_sel)),
+                     plan_ready.eq(plan_next)]
 
         if gcm is not None:
             tag, tag_ready, authentic = self.tag, self.tag_ready, self.authentic
@@ -410,7 +422,8 @@ class MessageSequencer(wiring.Component):
             return Cat(*(count >= 16 - j for j in range(16)))
 
         busy = Signal()
-        m.d.comb += self.busy.eq(busy | scrub.busy)
+        starting = Signal()     # the edge an accepted start acts on: busy already
+        m.d.comb += self.busy.eq(busy | scrub.busy | starting)
 
         def obey_clear():
             with m.If(self.clear):
@@ -418,13 +431,20 @@ class MessageSequencer(wiring.Component):
 
         with m.FSM():
             with m.State("Idle"):
+                # A refusal is flagged at once; an accepted start acts an edge later.
                 with m.If(self.start):
-                    with m.If(refused):
+                    with m.If(refusal):
                         m.d.comb += self.unsupported.eq(1)
                     with m.Elif(~key_set):
                         m.d.comb += self.no_key.eq(1)
                     if gcm is not None:
-                        with m.Elif(config.mode == GCM_MODE):
+                        with m.Elif(is_gcm_now | (config.blocks != 0)):
+                            # The last GCM message's tag is gone from STATUS at once.
+                            m.d.sync += [tag_ready.eq(0), authentic.eq(0)]
+                m.d.comb += starting.eq(start & ~refused & key_set & (has_blocks | is_gcm))
+                with m.If(start & ~refused & key_set):
+                    if gcm is not None:
+                        with m.If(is_gcm):
                             m.d.comb += self.started.eq(1)
                             m.d.sync += [decrypt.eq(config.decrypt), plan.eq(0),
                                          keysel.eq(config.keysel),
@@ -434,15 +454,15 @@ class MessageSequencer(wiring.Component):
                                 m.next = "GCM key"
                             with m.Else():
                                 m.next = "GCM start"
-                    with m.Elif(config.blocks != 0):
+                    with (m.Elif if gcm is not None else m.If)(has_blocks):
                         m.d.comb += self.started.eq(1)
-                        m.d.sync += [decrypt.eq(config.decrypt), plan.eq(plan_next),
+                        m.d.sync += [decrypt.eq(config.decrypt), plan.eq(plan_ready),
                                      keysel.eq(config.keysel), in_left.eq(config.blocks),
                                      more_in.eq(1), out_left.eq(config.blocks)]
                         if gcm is not None:
                             m.d.sync += [use_gcm.eq(0), tag_ready.eq(0), authentic.eq(0),
                                          tag.eq(0)]
-                        with m.If(key_dirty | (config.keysel != loaded_sel)):
+                        with m.If(needs_key):
                             m.next = "Key"
                         with m.Else():
                             m.next = "Run"
