@@ -11,15 +11,20 @@ __all__ = ["WishboneDMA"]
 
 
 class WishboneDMA(wiring.Component):
-    """Direct memory access for the cipher peripheral: reads ``words`` words from memory into
-    ``read_words`` and writes as many words from ``write_words`` back to memory, on one Wishbone
-    B4 classic bus, one access per edge when the memory and the streams keep up.
+    """Direct memory access for the cipher peripheral: reads ``read_count`` words from memory
+    into ``read_words`` and writes ``write_count`` words from ``write_words`` back to memory, on
+    one Wishbone B4 classic bus, one access per edge when the memory and the streams keep up.
+
+    The two counts are independent: an AES-GCM message reads its additional data and its text
+    but writes only the results of the text, so it reads more words than it writes; a
+    transfer may also only read, or only write.
 
     Parameters
     ----------
     count_bits : :class:`int`
-        Width of ``words`` and of the word counters, 1 to 30. The default, 18, moves up to
-        262,143 words (65,535 blocks of four words) per transfer.
+        Width of ``read_count``, ``write_count`` and of the word counters, 1 to 30. The
+        default, 18, reads and writes up to 262,143 words each (65,535 blocks of four words)
+        per transfer.
 
     Members
     -------
@@ -30,9 +35,10 @@ class WishboneDMA(wiring.Component):
     source, destination : ``In(32)``
         Byte addresses of the first word to read and of the first word to write, multiples of
         4; sampled on the edge that accepts ``start``.
-    words : ``In(count_bits)``
-        How many words to read from ``source`` and also how many to write to ``destination``;
-        sampled with ``source``.
+    read_count, write_count : ``In(count_bits)``
+        How many words to read from ``source``, and how many to write to ``destination``;
+        sampled with ``source``. Either may be 0: that direction makes no access (and
+        ``source``, or ``destination``, is still checked for alignment).
     start : ``In(1)``
         Accepted on an edge where it is high while ``busy`` and ``abort`` are low (one edge is
         enough); ignored while ``busy`` is high.
@@ -44,11 +50,12 @@ class WishboneDMA(wiring.Component):
         follows.
     busy : ``Out(1)``
         High from the edge that accepted ``start`` to the edge where the last of the
-        ``2 * words`` accesses completed (or one ended with ``err``, or ``abort``).
+        ``read_count + write_count`` accesses completed (or one ended with ``err``, or
+        ``abort``): a transfer is over when both directions are.
     done : ``Out(1)``
         High for one cycle after the edge where the last access completed, after an access
         that ended with ``err`` (with ``bus_error``), and after an accepted ``start`` with
-        ``words == 0`` (which moves nothing and never raises ``busy``). ``busy`` is low in
+        both counts 0 (which moves nothing and never raises ``busy``). ``busy`` is low in
         that cycle, so a ``start`` there is accepted.
     bus_error : ``Out(1)``
         High for one cycle after the edge where an access ended with ``err``. The transfer
@@ -80,11 +87,11 @@ class WishboneDMA(wiring.Component):
 
     An access ends on the edge where ``stb & (ack | err)``. With a target that acknowledges in
     the cycle of the strobe and streams that keep up, an access ends on every edge, reads and
-    writes in any order, with ``cyc`` and ``stb`` high throughout: the ``2 * words`` accesses
-    end on the ``2 * words`` edges that follow the edge accepting ``start``, and ``done`` is
-    high in the cycle after the last (``2 * words + 1`` edges from the start edge to the
-    first edge that sees ``done``). A target with ``N`` wait states makes each access
-    ``N + 1`` edges; nothing else changes.
+    writes in any order, with ``cyc`` and ``stb`` high throughout: with
+    ``n = read_count + write_count``, the ``n`` accesses end on the ``n`` edges that follow
+    the edge accepting ``start``, and ``done`` is high in the cycle after the last (``n + 1``
+    edges from the start edge to the first edge that sees ``done``). A target with ``N``
+    wait states makes each access ``N + 1`` edges; nothing else changes.
 
     Combinational paths: ``cyc``, ``stb``, ``we`` and ``adr`` follow ``write_words.valid`` and
     ``read_words.ready`` in the cycle (never while an access is strobed and not ended), and
@@ -94,9 +101,10 @@ class WishboneDMA(wiring.Component):
     ``read_words.ready`` from ``write_words.ready`` (as a one-slot cipher may) makes a loop in
     the netlist but not in the logic.
 
-    Area: each address is a latched base plus a word offset, one adder and one incrementer
-    serving both directions; on iCE40 the DMA is 142 LUT4 and 155 flip-flops at the default
-    ``count_bits`` (Yosys ``synth_ice40``).
+    Area: each address is a latched base plus a word offset, and each direction's end a
+    latched count, one adder, one incrementer and one comparison serving both directions; on
+    iCE40 the DMA is 151 LUT4 and 173 flip-flops at the default ``count_bits`` (Yosys
+    ``synth_ice40``).
     """
     def __init__(self, *, count_bits: int = 18):
         if not isinstance(count_bits, int) or isinstance(count_bits, bool):
@@ -109,7 +117,8 @@ class WishboneDMA(wiring.Component):
                                          features={"err"})),
             "source": In(32),
             "destination": In(32),
-            "words": In(count_bits),
+            "read_count": In(count_bits),
+            "write_count": In(count_bits),
             "start": In(1),
             "abort": In(1),
             "busy": Out(1),
@@ -127,7 +136,8 @@ class WishboneDMA(wiring.Component):
         self._destination_base = Signal(30)
         self._reads_done = Signal(count_bits)
         self._writes_done = Signal(count_bits)
-        self._words = Signal(count_bits)
+        self._read_count = Signal(count_bits)
+        self._write_count = Signal(count_bits)
         self._data = Signal(32)             # the read register (read_words.payload)
 
     @property
@@ -137,18 +147,20 @@ class WishboneDMA(wiring.Component):
     def secret_state(self) -> dict:
         """The registers ``abort`` (and an ``err``) zeroes, by name: ``"source"`` and
         ``"destination"`` (the word addresses given at the start), ``"reads done"``,
-        ``"writes done"``, ``"words"`` and ``"data"`` (the read register), to read in simulation
-        with ``ctx.get``."""
+        ``"writes done"``, ``"read count"``, ``"write count"`` (the counts given at the start)
+        and ``"data"`` (the read register), to read in simulation with ``ctx.get``."""
         return {"source": self._source_base, "destination": self._destination_base,
                 "reads done": self._reads_done, "writes done": self._writes_done,
-                "words": self._words, "data": self._data}
+                "read count": self._read_count, "write count": self._write_count,
+                "data": self._data}
 
     def elaborate(self, platform):
         m = Module()
         bus, read_words, write_words = self.bus, self.read_words, self.write_words
 
-        # Whether a read (a write) is left to do: set by a start with `words` > 0, cleared on
-        # the edge the last one completes.
+        # Whether a read (a write) is left to do: set by a start with `read_count`
+        # (`write_count`) > 0, cleared on the edge the last one completes. Flip-flops, so that
+        # `busy` and the choice of the access do not go through a comparison.
         reads_pending = Signal()
         writes_pending = Signal()
         busy = Signal()
@@ -185,23 +197,26 @@ class WishboneDMA(wiring.Component):
 
         def addresses():
             # Each address is a base (the word address given at the start) plus an offset (the
-            # words done so far): the bases load without logic, the offsets start from a reset,
-            # and one adder and one incrementer serve both directions.
+            # words done so far): the bases and the counts load without logic, the offsets
+            # start from a reset, and one adder and one incrementer serve both directions.
             with m.If(clear):
                 m.d.sync += [self._source_base.eq(0), self._destination_base.eq(0),
-                             self._words.eq(0)]
+                             self._read_count.eq(0), self._write_count.eq(0)]
             with m.Elif(start):
                 m.d.sync += [self._source_base.eq(self.source[2:]),
                              self._destination_base.eq(self.destination[2:]),
-                             self._words.eq(self.words)]
+                             self._read_count.eq(self.read_count),
+                             self._write_count.eq(self.write_count)]
             offset = Mux(write, self._writes_done, self._reads_done)
             m.d.comb += bus.adr.eq(Mux(write, self._destination_base, self._source_base) + offset)
             # On the edge an access completes, `following` is its direction's new count, which
-            # never exceeds `words` (`>=` takes the carry chain: fewer LUTs than `==`).
+            # never exceeds that direction's latched count (`>=` takes the carry chain: fewer
+            # LUTs than `==`; one comparison serves both directions, as the adder does).
             following = offset + 1
-            last = following >= self._words
-            for done, pending, step in ((self._reads_done, reads_pending, read_done),
-                                        (self._writes_done, writes_pending, write_done)):
+            last = following >= Mux(write, self._write_count, self._read_count)
+            for done, pending, step, count in (
+                    (self._reads_done, reads_pending, read_done, self.read_count),
+                    (self._writes_done, writes_pending, write_done, self.write_count)):
                 with m.If(clear | start):
                     m.d.sync += done.eq(0)
                 with m.Elif(step):
@@ -209,7 +224,7 @@ class WishboneDMA(wiring.Component):
                 with m.If(clear):
                     m.d.sync += pending.eq(0)
                 with m.Elif(start):
-                    m.d.sync += pending.eq(self.words != 0)
+                    m.d.sync += pending.eq(count != 0)
                 with m.Elif(step & last):
                     m.d.sync += pending.eq(0)
 
