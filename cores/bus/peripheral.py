@@ -278,6 +278,11 @@ class CipherPeripheral(wiring.Component):
                                           for i in range(4)))
         return state
 
+    def dma_state(self) -> dict:
+        """The DMA master's registers (addresses, counts, data), by name, for inspection in
+        simulation (``CTRL.CLEAR`` zeroes them); empty without ``dma``."""
+        return {} if self._dma is None else dict(self._dma.secret_state())
+
     def fifo_storage(self) -> dict:
         """The data FIFOs (their memories are found in the elaborated design by tests)."""
         return {} if self._din is None else {"din": self._din, "dout": self._dout}
@@ -340,6 +345,7 @@ class CipherPeripheral(wiring.Component):
                 m.d.comb += [refuse.eq(1), too_long_refused.eq(1)]
         m.d.comb += [start.eq(ctrl.start & ~refuse), seq.start.eq(start)]
 
+        discard = Signal()          # a verified decryption failed: drop its plaintext
         # The DMA moves the words of a message started with CTRL.DMA.
         moving = Signal()           # the DMA owns the word paths
         if dma is not None:
@@ -362,7 +368,8 @@ class CipherPeripheral(wiring.Component):
                 dma.read_count.eq(read_count),
                 dma.write_count.eq(write_count),
                 dma.start.eq(seq.started & ctrl.dma),
-                dma.abort.eq(ctrl.clear),
+                # CLEAR, or a verified decryption's plaintext being discarded, stops it.
+                dma.abort.eq(ctrl.clear | discard),
                 errors.dma_bus.eq(dma.bus_error),
             ]
         else:
@@ -382,7 +389,8 @@ class CipherPeripheral(wiring.Component):
                 m.d.sync += holding.eq(1)
             with m.If(seq.tag_ready & seq.authentic):
                 m.d.sync += holding.eq(0)
-            with m.If(seq.auth_fail & holding):
+            m.d.comb += discard.eq(seq.auth_fail & holding)
+            with m.If(discard):
                 m.d.sync += discarding.eq(1)
             with m.If(ctrl.clear):
                 m.d.sync += [holding.eq(0), discarding.eq(0)]

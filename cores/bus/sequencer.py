@@ -397,6 +397,9 @@ class MessageSequencer(wiring.Component):
         is_gcm = Signal()
         needs_key = Signal()
         plan_ready = Signal(plan_layout)
+        will_start = Signal()   # the start will be accepted (one flip-flop for busy)
+        m.d.sync += will_start.eq(self.start & ~self.clear & ~refusal & key_set &
+                                  (is_gcm_now | (config.blocks != 0)))
         m.d.sync += [start.eq(self.start & ~self.clear), refused.eq(refusal),
                      has_blocks.eq(config.blocks != 0), is_gcm.eq(config.mode == GCM_MODE),
                      needs_key.eq(key_dirty | (config.keysel != loaded_sel)),
@@ -441,7 +444,7 @@ class MessageSequencer(wiring.Component):
                         with m.Elif(is_gcm_now | (config.blocks != 0)):
                             # The last GCM message's tag is gone from STATUS at once.
                             m.d.sync += [tag_ready.eq(0), authentic.eq(0)]
-                m.d.comb += starting.eq(start & ~refused & key_set & (has_blocks | is_gcm))
+                m.d.comb += starting.eq(will_start)
                 with m.If(start & ~refused & key_set):
                     if gcm is not None:
                         with m.If(is_gcm):
