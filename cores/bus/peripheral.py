@@ -389,6 +389,8 @@ class CipherPeripheral(wiring.Component):
                 m.d.sync += holding.eq(1)
             with m.If(seq.tag_ready & seq.authentic):
                 m.d.sync += holding.eq(0)
+            # Discarding: the output FIFO is emptied (the edge of `discard`), filled with zeros
+            # (every entry of its storage is overwritten) and emptied again.
             m.d.comb += discard.eq(seq.auth_fail & holding)
             with m.If(discard):
                 m.d.sync += discarding.eq(1)
@@ -446,7 +448,7 @@ class CipherPeripheral(wiring.Component):
         taken = Signal()
         if self._dout is not None:
             m.submodules.dout = dout = ResetInserter(
-                seq.empty | (discarding & ~self._dout.w_rdy))(self._dout)
+                seq.empty | discard | (discarding & ~self._dout.w_rdy))(self._dout)
             dout = self._dout
             filling = seq.fill | discarding
             m.d.comb += [
