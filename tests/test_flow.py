@@ -258,8 +258,9 @@ def test_target_is_a_core_or_a_core_in_the_peripheral():
     assert toy.label == "Wishbone TOY-80 (ECB/CBC/CFB/OFB/CTR)"
     peripheral = toy.build()
     assert isinstance(peripheral, CipherPeripheral) and peripheral.block_words == 2
-    # About 75 I/O bits in the measurement harness: the bus and the interrupt.
-    assert harness_widths(peripheral) == (1 + 1 + 1 + 5 + 32 + 4, 32 + 1 + 1)
+    # About 75 I/O bits in the measurement harness: the bus (a 6-bit word address: 0x100
+    # bytes) and the interrupt.
+    assert harness_widths(peripheral) == (1 + 1 + 1 + 6 + 32 + 4, 32 + 1 + 1)
     Fragment.get(MeasurementHarness(peripheral), None)     # it elaborates inside the harness
 
 

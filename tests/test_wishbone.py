@@ -15,18 +15,10 @@ from cipher_cores.cores.bus import CipherPeripheral, WishboneSignature
 from cipher_cores.cores.bus.regmap import register
 from cipher_cores.cores.bus.sim import simulate_firmware, stream_message
 from cipher_cores.cores.modes import Mode
-from cipher_cores.cores.modes.reference import process_message
 from cipher_cores.cores.present import PRESENT
-from cipher_cores.cores.present.reference import decrypt_block, encrypt_block
+from cipher_cores.cores.present.reference import encrypt_block
 
-
-def field(register_name, field_name, value):
-    item = register(register_name).field(field_name)
-    return (value & item.mask) >> item.offset
-
-
-def bit(register_name, field_name):
-    return register(register_name).field(field_name).mask
+from .support.peripheral import bit, field, present_model
 
 
 def run(dut, bench, *, max_edges=40_000):
@@ -43,11 +35,6 @@ def aes_blocks(data):
 
 def aes_bytes(blocks):
     return b"".join(block.to_bytes(16, "big") for block in blocks)
-
-
-def present_model(mode, decrypt, key, key_bits, iv, blocks):
-    return process_message(mode.name, decrypt, lambda x: encrypt_block(key, x, key_bits),
-                           lambda x: decrypt_block(key, x, key_bits), iv, blocks, 64)
 
 
 # Messages ------------------------------------------------------------------------------------

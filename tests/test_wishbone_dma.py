@@ -19,7 +19,7 @@ from cipher_cores.cores.modes import Mode
 from cipher_cores.cores.present import PRESENT
 from cipher_cores.scripts.flow.targets import parse_target
 
-from .test_wishbone import bit, field, present_model
+from .support.peripheral import bit, field, present_model
 
 
 SOURCE = 0x0000_1000

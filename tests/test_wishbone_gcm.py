@@ -20,38 +20,16 @@ from cipher_cores.cores.aes import AES
 from cipher_cores.cores.bus import CipherPeripheral
 from cipher_cores.cores.bus.peripheral import GCM_MODE, SharedCore
 from cipher_cores.cores.bus import regmap
-from cipher_cores.cores.bus.regmap import register
 from cipher_cores.cores.bus.sim import simulate_firmware
 from cipher_cores.cores.modes import Mode
 from cipher_cores.cores.present import PRESENT
 from cipher_cores.cores.sim import stream_monitor
 
+from .support.peripheral import (as_int, bit, field, gcm_reference, padded,
+                                 random_message, set_key, start_decryption)
+
 
 DOCS = Path(__file__).parent.parent / "docs"
-
-
-def bit(register_name, field_name):
-    return register(register_name).field(field_name).mask
-
-
-def field(register_name, field_name, value):
-    item = register(register_name).field(field_name)
-    return (value & item.mask) >> item.offset
-
-
-def gcm_reference(key, iv, aad, text):
-    cipher = PyAES.new(key, PyAES.MODE_GCM, nonce=iv)
-    cipher.update(aad)
-    return cipher.encrypt_and_digest(text)
-
-
-def random_message(seed, aad_bytes, text_bytes):
-    """A random AES-128 key, 12-byte IV, AAD and text of the given lengths, and pycryptodome's
-    ciphertext and tag for them."""
-    rng = random.Random(seed)
-    key, iv = rng.randbytes(16), rng.randbytes(12)
-    aad, text = rng.randbytes(aad_bytes), rng.randbytes(text_bytes)
-    return (key, iv, aad, text, *gcm_reference(key, iv, aad, text))
 
 
 def run(dut, bench, *, check_contract=True):
@@ -74,23 +52,10 @@ def run(dut, bench, *, check_contract=True):
             for name in ("modes key", "gcm key")}
 
 
-def as_int(key: bytes) -> int:
-    return int.from_bytes(key, "big")
-
-
 def aes_cores(fragment) -> int:
     """AES cores in an elaborated design."""
     return sum(isinstance(origin, AES) for origin in fragment.origins or ()) + \
         sum(aes_cores(sub) for sub, *_ in fragment.subfragments)
-
-
-def padded(data: bytes) -> bytes:
-    """``data`` in whole blocks, as DOUT gives it: zeros after the last byte."""
-    return data + bytes(-len(data) % 16)
-
-
-async def set_key(fw, key: bytes):
-    await fw.set_key(int.from_bytes(key, "big"), 8 * len(key))
 
 
 async def encrypt_and_check(fw, key, iv, aad, text, **kwargs):
@@ -110,17 +75,6 @@ async def decrypt_and_check(fw, iv, aad, ciphertext, tag, text, *, authentic=Tru
     assert field("STATUS", "TAG_READY", status)
     assert field("STATUS", "AUTHENTIC", status) == authentic
     assert field("STATUS", "BUSY", status) == 0
-
-
-async def start_decryption(fw, iv, aad, text, tag):
-    """The registers of a GCM decryption of ``text`` with a 16-byte ``tag``, then START (the
-    data is left to the caller)."""
-    await fw.set_iv(as_int(iv) << 32, 4)
-    await fw.write("AAD_BYTES", len(aad))
-    await fw.write("TEXT_BYTES", len(text))
-    for index in range(4):
-        await fw.write("TAG_EXPECTED", as_int(tag) >> (32 * index) & 0xffffffff, index)
-    await fw.write("CTRL", GCM_MODE | bit("CTRL", "DECRYPT") | bit("CTRL", "START"))
 
 
 # Messages ------------------------------------------------------------------------------------

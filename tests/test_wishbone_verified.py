@@ -13,8 +13,7 @@ from cipher_cores.cores.bus.peripheral import GCM_MODE
 from cipher_cores.cores.bus.sim import simulate_firmware
 from cipher_cores.cores.bus.sim_memory import WishboneMemory
 
-from .test_wishbone import bit, field
-from .test_wishbone_gcm import padded, random_message, set_key, start_decryption
+from .support.peripheral import bit, field, padded, random_message, set_key, start_decryption
 
 
 FIFO_WORDS = 16          # four blocks of plaintext can be held
