@@ -13,7 +13,7 @@ from Crypto.Util import Counter
 
 from cipher_cores.cores.aes import AES
 from cipher_cores.cores.bus import CipherPeripheral
-from cipher_cores.cores.bus.sim import simulate_firmware
+from cipher_cores.cores.bus.sim import dma_message, simulate_firmware
 from cipher_cores.cores.bus.sim_memory import WishboneMemory
 from cipher_cores.cores.modes import Mode
 from cipher_cores.cores.present import PRESENT
@@ -221,22 +221,17 @@ def test_clear_during_a_dma_message_zeroizes_the_dma_state():
 # Speed: cycles per block through the DMA ----------------------------------------------------
 
 def dma_interval(core, mode, decrypt, blocks=6):
-    """Edges between the last result words of consecutive blocks written by the DMA (steady
-    state) with a memory that ends each access on the edge its strobe is seen."""
-    dut = CipherPeripheral(core, dma=True)
-    memory = WishboneMemory(dut.dma)
-    words = core.block_bits // 32
+    """Edges between the last result words of consecutive blocks written by the DMA while it
+    still had blocks to read (the steady state), with a memory that ends each access on the
+    edge its strobe is seen; the results are checked too."""
     rng = random.Random(44)
-    load_message(memory, [rng.getrandbits(core.block_bits) for _ in range(blocks)], words)
-
-    async def bench(fw, ctx):
-        await fw.set_key(rng.getrandbits(core.key_bits), core.key_bits)
-        await fw.dma_message(mode, blocks, source=SOURCE, destination=DESTINATION,
-                             decrypt=decrypt)
-    run(dut, bench, memory)
-    last_words = [access.edge for access in memory.writes][words - 1::words]
-    intervals = [b - a for a, b in zip(last_words, last_words[1:])]
-    return max(intervals[1:])
+    key, iv = rng.getrandbits(core.key_bits), rng.getrandbits(core.block_bits)
+    data = [rng.getrandbits(core.block_bits) for _ in range(blocks)]
+    run_ = dma_message(CipherPeripheral(core, dma=True), key=key, key_bits=core.key_bits,
+                       mode=mode, decrypt=decrypt, iv=iv, blocks=data)
+    assert run_.results == aes_reference(mode, decrypt, key, iv, data)
+    assert run_.steady_intervals()
+    return max(run_.steady_intervals())
 
 
 @pytest.mark.parametrize("target", ["aes-128", "aes-bram-128"])

@@ -25,7 +25,7 @@ from ..sim import watchdog as _watchdog
 from .regmap import register
 
 
-__all__ = ["WishboneFirmware", "simulate_firmware", "BusRun", "stream_message"]
+__all__ = ["WishboneFirmware", "simulate_firmware", "BusRun", "stream_message", "dma_message"]
 
 
 def _bit(register_name: str, field_name: str) -> int:
@@ -347,6 +347,75 @@ def stream_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, i
 
     monitor = stream_monitor({"input": dut.engine.input}, logs)
     simulate_firmware(dut, program, max_edges=max_edges, background=[monitor])
+    first_input = next(edge for edge in logs["input"].edges if edge > run["start"])
+    return BusRun(results=run["results"], result_edges=run["result_edges"],
+                  pending_at_result=run["pending"],
+                  start_to_input=first_input - run["start"], latency=run["latency"],
+                  latency_result=run["latency_result"], accesses=run["accesses"],
+                  edges=run["edges"])
+
+
+def dma_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, iv: int,
+                blocks: Sequence[int], source: int = 0x1000, destination: int = 0x8000,
+                max_edges: int | None = None) -> BusRun:
+    """Run one message through a ``dma=True`` peripheral ``dut`` moved by its DMA, and time it.
+
+    The firmware writes the key, the IV, ``LENGTH``, ``DMA_SOURCE`` and ``DMA_DESTINATION``
+    and starts; the DMA reads the blocks from a
+    :class:`~cipher_cores.cores.bus.sim_memory.WishboneMemory` that ends each access on the edge
+    its strobe is seen, and writes the results back; the firmware polls ``STATUS`` until
+    ``DONE``. Then, the key loaded and the peripheral idle, a one-block message of the first
+    block (:attr:`BusRun.latency`: from the edge its ``START`` write was acknowledged to the edge
+    the last word of its result was written). :attr:`BusRun.result_edges` are the edges the last
+    word of each result was written; :attr:`BusRun.pending_at_result` the blocks the DMA had
+    still to read then.
+    """
+    from .sim_memory import WishboneMemory
+
+    blocks = list(blocks)
+    words = dut.block_words
+    mask = (1 << 32) - 1
+    memory = WishboneMemory(dut.dma)
+    memory.load(source, [(block >> (32 * (words - 1 - j))) & mask
+                         for block in blocks for j in range(words)])
+    logs = {}
+    if max_edges is None:
+        max_edges = 2_000 + 200 * (len(blocks) + 1) * words
+    run = {}
+
+    def written_blocks(first_access):
+        values = memory.dump(destination, len(blocks) * words)
+        return [sum(values[i + j] << (32 * (words - 1 - j)) for j in range(words))
+                for i in range(0, len(values), words)], memory.writes[first_access:]
+
+    async def program(fw):
+        await fw.set_key(key, key_bits)
+        await fw.set_iv(iv, words)
+        await fw.dma_message(mode, len(blocks), source=source, destination=destination,
+                             decrypt=decrypt, poll=False)
+        run["start"] = fw.edge
+        while not await fw.read("STATUS") & _bit("STATUS", "DONE"):
+            pass
+        run["results"], writes = written_blocks(0)
+        run["result_edges"] = [access.edge for access in writes][words - 1::words]
+        reads = [access.edge for access in memory.reads]
+        run["pending"] = [len(blocks) - sum(1 for edge in reads if edge <= at) // words
+                          for at in run["result_edges"]]
+        await fw.set_iv(iv, words)      # the IV registers now hold the chaining value
+        first_write = len(memory.writes)
+        await fw.dma_message(mode, 1, source=source, destination=destination,
+                             decrypt=decrypt, poll=False)
+        started = fw.edge
+        while not await fw.read("STATUS") & _bit("STATUS", "DONE"):
+            pass
+        results, writes = written_blocks(first_write)
+        run["latency_result"] = results[0]
+        run["latency"] = writes[-1].edge - started
+        run["accesses"] = fw.accesses
+        run["edges"] = fw.edge
+
+    monitor = stream_monitor({"input": dut.engine.input}, logs)
+    simulate_firmware(dut, program, max_edges=max_edges, background=[monitor], memory=memory)
     first_input = next(edge for edge in logs["input"].edges if edge > run["start"])
     return BusRun(results=run["results"], result_edges=run["result_edges"],
                   pending_at_result=run["pending"],

@@ -61,14 +61,16 @@ def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigur
     """Simulate a fresh peripheral of ``config`` (a
     :class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`) driven as firmware would drive it
     (:func:`cipher_cores.cores.bus.sim.stream_message`: one Wishbone access at a time, ``STATUS``
-    polled, the output FIFO drained), on a CTR message of ``blocks`` random blocks and,
+    polled, the output drained; or, for a DMA build, :func:`cipher_cores.cores.bus.sim.
+    dma_message`: the DMA moving the words through a memory that answers on the edge of the
+    strobe), on a CTR message of ``blocks`` random blocks and,
     decrypting, an ECB message (CTR again for an encrypt-only core), and return its
-    :class:`CycleFigures` (``through`` is ``"wishbone"``).
+    :class:`CycleFigures` (``through`` is ``"wishbone"``, or ``"dma"``).
 
     ``blocks`` must leave a steady stretch after the FIFOs and the core fill up (about five
     blocks); ``verified`` says whether both messages and the lone blocks matched the model.
     """
-    from cipher_cores.cores.bus.sim import stream_message
+    from cipher_cores.cores.bus.sim import dma_message, stream_message
     from cipher_cores.cores.modes import Mode
     from cipher_cores.cores.modes.reference import process_message
 
@@ -82,8 +84,9 @@ def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigur
                                lambda x: config.decrypt(key, x), iv, data, config.block_bits)
 
     def run(mode, decrypt, iv, data):
-        result = stream_message(config.build(), key=key, key_bits=config.key_bits, mode=mode,
-                                decrypt=decrypt, iv=iv, blocks=data)
+        message = dma_message if config.dma else stream_message
+        result = message(config.build(), key=key, key_bits=config.key_bits, mode=mode,
+                         decrypt=decrypt, iv=iv, blocks=data)
         expected = model(mode, decrypt, iv, data)
         ok = result.results == expected and result.latency_result == expected[0]
         return result, ok
@@ -102,7 +105,7 @@ def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigur
         key_to_input=encrypt.start_to_input,
         verified=encrypt_ok and decrypt_ok,
         blocks=blocks,
-        through="wishbone",
+        through="dma" if config.dma else "wishbone",
     )
 
 

@@ -441,6 +441,14 @@ _BUS_CYCLES = ("Wishbone rows are measured through the bus, as firmware sees the
                "counted from the `START` write to the first block entering the core.")
 
 
+#: How the cycles of a peripheral with its DMA master are measured (for the page).
+_DMA_CYCLES = ("Wishbone+DMA rows are measured with the DMA moving the message "
+               "(`cipher_cores.cores.bus.sim.dma_message`) through a simulated memory that ends "
+               "each access on the edge its strobe is seen: cycles/block is the steady interval "
+               "between results written (CTR; decrypt: ECB), latency from a lone block's "
+               "`START` write to its result's last word written.")
+
+
 #: How AES-GCM's cycles are measured (for the page).
 _GCM_CYCLES = ("GCM rows are measured on whole messages (`cipher_cores.cores.gcm.sim.simulate_gcm`: a key, "
                "then a 12-byte IV, two AAD blocks and eight text blocks, encrypted and then "
@@ -476,6 +484,8 @@ def _cycle_lines(report: dict) -> list:
             "Clock edges, blocks offered back to back with the output always ready "
             "(`cipher_cores.cores.sim.simulate_cipher`); results checked against the reference model."
             + (" " + _BUS_CYCLES if any(c.get("through") == "wishbone" for c in cycles.values())
+               else "")
+            + (" " + _DMA_CYCLES if any(c.get("through") == "dma" for c in cycles.values())
                else "")
             + (" " + _GCM_CYCLES if any(c.get("through") == "gcm" for c in cycles.values())
                else "")

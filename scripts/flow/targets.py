@@ -86,7 +86,8 @@ class Target(Protocol):
 #: Bus wrappers a target can name before the core, with what each is.
 WRAPPERS = {"wishbone": "the Wishbone B4 peripheral with all five modes (ECB/CBC/CFB/OFB/CTR)",
             "wishbone-gcm": "the Wishbone B4 peripheral with the five modes and AES-GCM "
-                            "(AES cores)"}
+                            "(AES cores)",
+            "wishbone-dma": "the Wishbone B4 peripheral with the five modes and its DMA master"}
 
 _MODE_NAMES = ("ECB", "CBC", "CFB", "OFB", "CTR")
 
@@ -118,13 +119,18 @@ class PeripheralConfig:
                              f"{', '.join(WRAPPERS)}")
         from cipher_cores.cores.bus import CipherPeripheral
         CipherPeripheral.check_limits(self.core.block_bits, self.core.key_bits,
-                                      fifo_words=self.fifo_words, gcm=self.gcm,
+                                      fifo_words=self.fifo_words, gcm=self.gcm, dma=self.dma,
                                       core=self.core.label)
 
     @property
     def gcm(self) -> bool:
         """Whether AES-GCM is built."""
         return self.bus == "wishbone-gcm"
+
+    @property
+    def dma(self) -> bool:
+        """Whether the DMA master is built."""
+        return self.bus == "wishbone-dma"
 
     @property
     def modes(self) -> tuple:
@@ -147,7 +153,8 @@ class PeripheralConfig:
     def label(self) -> str:
         """``Wishbone AES-128 (ECB/CBC/CFB/OFB/CTR)``; the core's options, if any, come first
         in the parentheses."""
-        return _wrapped_label("Wishbone", self.core.label, "/".join(self.modes))
+        return _wrapped_label("Wishbone+DMA" if self.dma else "Wishbone", self.core.label,
+                              "/".join(self.modes))
 
     @property
     def slug(self) -> str:
@@ -161,7 +168,8 @@ class PeripheralConfig:
     def build(self):
         """A new peripheral, with a new core inside."""
         from cipher_cores.cores.bus import CipherPeripheral
-        return CipherPeripheral(self.core.build(), gcm=self.gcm, fifo_words=self.fifo_words)
+        return CipherPeripheral(self.core.build(), gcm=self.gcm, dma=self.dma,
+                                fifo_words=self.fifo_words)
 
     def encrypt(self, key: int, block: int) -> int:
         return self.core.encrypt(key, block)
