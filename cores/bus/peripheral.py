@@ -172,6 +172,7 @@ class CipherPeripheral(wiring.Component):
         absent |= {f"KEY{i}" for i in range(self._key_words, regmap.register("KEY").count)}
         absent |= {f"IV{i}" for i in range(words, regmap.register("IV").count)}
         self._registers = RegisterFile(absent=absent)
+        self._din_word = Signal(32, name="din_word")
         if fifo_words:
             self._din = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
             self._dout = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
@@ -269,7 +270,7 @@ class CipherPeripheral(wiring.Component):
         """The registers that hold key, IV or message material, by name, for inspection in
         simulation (``CTRL.CLEAR`` zeroes them all)."""
         regs = self._registers
-        state = dict(self._sequencer.secret_state())
+        state = dict(self._sequencer.secret_state(), din_word=self._din_word)
         state["key"] = Cat(*(getattr(regs, f"key{i}").as_value()
                              for i in range(self._key_words)))
         if self.gcm is not None:
@@ -401,15 +402,23 @@ class CipherPeripheral(wiring.Component):
         din_write = regs.din_write
         din_push = Signal()
         m.d.comb += din_push.eq(din_write & (regs.write_sel == 0b1111) & ~scrubbing & ~moving)
+        # A DIN word is held for an edge and enters from a flip-flop (a short path to the
+        # 128 enables of the block register); the next access comes an edge later at the
+        # earliest, so the room checked at the write is still there.
+        din_word, din_held = self._din_word, Signal()
+        room = Signal()
+        m.d.sync += din_held.eq(din_push & room)
+        with m.If(din_push):
+            m.d.sync += din_word.eq(in_order(regs.write_data))
+        with m.If(ctrl.clear):
+            m.d.sync += din_word.eq(0)
         word = Signal(32)
         pushed = Signal()
         if dma is not None:
-            m.d.comb += [word.eq(in_order(Mux(moving, dma.read_words.payload,
-                                              regs.write_data))),
-                         pushed.eq(Mux(moving, dma.read_words.valid, din_push))]
+            m.d.comb += [word.eq(Mux(moving, in_order(dma.read_words.payload), din_word)),
+                         pushed.eq(Mux(moving, dma.read_words.valid, din_held))]
         else:
-            m.d.comb += [word.eq(in_order(regs.write_data)), pushed.eq(din_push)]
-        room = Signal()
+            m.d.comb += [word.eq(din_word), pushed.eq(din_held)]
         if self._din is not None:
             m.submodules.din = din = ResetInserter(seq.empty)(self._din)
             din = self._din
