@@ -359,8 +359,9 @@ def test_cycles_through_the_wishbone_peripheral_are_what_firmware_sees():
     # (with FIFOs each block-RAM FIFO's read register adds an edge).
     assert figures.latency == figures.latency_decrypt == 12
     # START acts two edges after its write and loads the key (1 edge for the toy); the block
-    # waits in the block register.
-    assert figures.key_to_input == 3
+    # waits in the block register and is offered to the core from a flip-flop set on the edge
+    # the message runs.
+    assert figures.key_to_input == 4
     assert CycleFigures.from_dict(figures.to_dict()) == figures
 
 

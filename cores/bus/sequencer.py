@@ -306,6 +306,7 @@ class MessageSequencer(wiring.Component):
 
         # One block in the core at a time: the next enters on the edge after the result left.
         running = Signal()
+        offer = Signal()            # cipher.input.valid for a block of the message
         in_full = Signal()
         more_in = Signal()          # blocks of the message still to enter the core
         enter = Signal()
@@ -315,7 +316,7 @@ class MessageSequencer(wiring.Component):
             cipher.output.ready.eq(scrub.busy | (running & (out_count == 0))),
             leave.eq(cipher.output.valid & running & (out_count == 0)),
             # (The scrubber and a message never run at once.)
-            cipher.input.valid.eq(scrub.block_valid | (running & in_full & more_in & ~in_flight)),
+            cipher.input.valid.eq(scrub.block_valid | offer),
             enter.eq(cipher.input.valid & cipher.input.ready & ~scrub.busy),
             cipher.key.valid.eq(scrub.key_valid),
             scrub.key_ready.eq(cipher.key.ready),
@@ -362,7 +363,7 @@ class MessageSequencer(wiring.Component):
                         (iv_data[8 * lane:8 * lane + 8] & write_lane.replicate(8)))
 
         with m.If(enter):
-            m.d.sync += [in_count.eq(0), in_flight.eq(1)]
+            m.d.sync += in_count.eq(0)
         with m.If(entered):
             m.d.sync += [in_left.eq(in_left - 1), more_in.eq(in_left != 1)]
             # What the result will be XORed with.
@@ -370,10 +371,21 @@ class MessageSequencer(wiring.Component):
                                 (in_block & plan.mask_in.replicate(block_bits)))
         with m.If(leave):
             m.d.sync += [out_block.eq(result), out_count.eq(words), out_left.eq(out_left - 1)]
-            with m.If(~plan.feed_back):
-                m.d.sync += in_flight.eq(0)
-        with m.If(left & plan.feed_back):
-            m.d.sync += in_flight.eq(0)
+
+        # The block in the core: it leaves with its result (in CBC and CFB encryption and OFB,
+        # an edge later: the result must reach chain first). The offer of the next block to the
+        # core is a flip-flop, set from what the block register and the core will be after this
+        # edge, so the core's input handshake starts from a register.
+        in_flight_next = Signal()
+        in_full_next = Signal()
+        m.d.comb += [
+            in_flight_next.eq(enter | (in_flight & ~(leave & ~plan.feed_back) &
+                                       ~(left & plan.feed_back))),
+            in_full_next.eq(~enter & (in_full | ((in_count == words - 1) &
+                                                 word_in.valid & word_in.ready))),
+        ]
+        m.d.sync += [in_flight.eq(in_flight_next),
+                     offer.eq(running & more_in & in_full_next & ~in_flight_next)]
 
         # Capabilities, checked at start.
         built = sum(1 << mode_.value for mode_ in self._modes) | \
@@ -572,7 +584,7 @@ class MessageSequencer(wiring.Component):
         with m.If(self.clear):
             # Everything the sequencer holds goes to zero now; the scrubber does the rest.
             zero = [in_block, chain, mask, out_block, in_count, out_count, in_left,
-                    out_left, in_flight, more_in, entered, left, plan, decrypt, keysel,
+                    out_left, in_flight, offer, more_in, entered, left, plan, decrypt, keysel,
                     loaded_sel, key_set]
             if gcm is not None:
                 zero += [self.tag, self.tag_ready, self.authentic, part_left, use_gcm]
