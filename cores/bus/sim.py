@@ -304,6 +304,21 @@ class BusRun:
                 zip(self.intervals(), self.pending_at_result[1:]) if pending]
 
 
+def _timed_run(dut, program, max_edges: int, run: dict, *, memory=None) -> BusRun:
+    """Simulate ``program``, which fills ``run`` (``start``, ``results``, ``result_edges``,
+    ``pending``, ``latency``, ``latency_result``, ``accesses``, ``edges``), watching the
+    blocks entering the core for :attr:`BusRun.start_to_input`."""
+    logs = {}
+    monitor = stream_monitor({"input": dut.engine.input}, logs)
+    simulate_firmware(dut, program, max_edges=max_edges, background=[monitor], memory=memory)
+    first_input = next(edge for edge in logs["input"].edges if edge > run["start"])
+    return BusRun(results=run["results"], result_edges=run["result_edges"],
+                  pending_at_result=run["pending"],
+                  start_to_input=first_input - run["start"], latency=run["latency"],
+                  latency_result=run["latency_result"], accesses=run["accesses"],
+                  edges=run["edges"])
+
+
 def stream_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, iv: int,
                    blocks: Sequence[int], max_edges: int | None = None) -> BusRun:
     """Run one message through peripheral ``dut`` as a driver would, and time it.
@@ -316,7 +331,6 @@ def stream_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, i
     """
     blocks = list(blocks)
     words = dut.block_words
-    logs = {}
     if max_edges is None:
         max_edges = 2_000 + 200 * (len(blocks) + 1) * words
     run = {}
@@ -345,14 +359,7 @@ def stream_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, i
         run["accesses"] = fw.accesses
         run["edges"] = fw.edge
 
-    monitor = stream_monitor({"input": dut.engine.input}, logs)
-    simulate_firmware(dut, program, max_edges=max_edges, background=[monitor])
-    first_input = next(edge for edge in logs["input"].edges if edge > run["start"])
-    return BusRun(results=run["results"], result_edges=run["result_edges"],
-                  pending_at_result=run["pending"],
-                  start_to_input=first_input - run["start"], latency=run["latency"],
-                  latency_result=run["latency_result"], accesses=run["accesses"],
-                  edges=run["edges"])
+    return _timed_run(dut, program, max_edges, run)
 
 
 def dma_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, iv: int,
@@ -378,7 +385,6 @@ def dma_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, iv: 
     memory = WishboneMemory(dut.dma)
     memory.load(source, [(block >> (32 * (words - 1 - j))) & mask
                          for block in blocks for j in range(words)])
-    logs = {}
     if max_edges is None:
         max_edges = 2_000 + 200 * (len(blocks) + 1) * words
     run = {}
@@ -414,11 +420,4 @@ def dma_message(dut, *, key: int, key_bits: int, mode: Mode, decrypt: bool, iv: 
         run["accesses"] = fw.accesses
         run["edges"] = fw.edge
 
-    monitor = stream_monitor({"input": dut.engine.input}, logs)
-    simulate_firmware(dut, program, max_edges=max_edges, background=[monitor], memory=memory)
-    first_input = next(edge for edge in logs["input"].edges if edge > run["start"])
-    return BusRun(results=run["results"], result_edges=run["result_edges"],
-                  pending_at_result=run["pending"],
-                  start_to_input=first_input - run["start"], latency=run["latency"],
-                  latency_result=run["latency_result"], accesses=run["accesses"],
-                  edges=run["edges"])
+    return _timed_run(dut, program, max_edges, run, memory=memory)
