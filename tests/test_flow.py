@@ -316,3 +316,22 @@ def test_report_row_of_the_peripheral(fake_tools, tmp_path, monkeypatch):
     assert row["cycles_per_block"] == 10 and row["cycles"]["through"] == "wishbone"
     assert row["throughput_median_mbps"] == pytest.approx(64 * 53.07 / 10, abs=0.1)
     assert report["papers"] == []
+
+
+def test_breakdown_refuses_an_unknown_target_in_one_line(capsys):
+    from cipher_cores.scripts.flow.breakdown import main
+    assert main(["wishbone:nope-128"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_breakdown_counts_the_peripheral_module_by_module():
+    """Synthesis only: the register file, the sequencer, the scrubber and the core each have
+    their own row, and the total is their sum."""
+    from cipher_cores.scripts.flow.breakdown import module_cells
+    rows = dict(module_cells("wishbone:present-80", "ice40-up5k"))
+    assert {"core", "core.registers", "core.sequencer", "core.sequencer.scrubber",
+            "core.sequencer.cipher"} <= set(rows)
+    assert all(cells.lut4 > 0 for name, cells in rows.items()
+               if name in ("core.registers", "core.sequencer", "core.sequencer.cipher"))
