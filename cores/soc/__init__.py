@@ -3,7 +3,8 @@
 :class:`CipherSoC` puts a PicoRV32 CPU (:mod:`.cpu`), block RAM (:mod:`.ram`), a system
 controller with a UART and a cycle counter (:mod:`.sysctl`) and the Wishbone cipher peripheral
 (:class:`cipher_cores.cores.bus.CipherPeripheral`) on one bus (:mod:`.bus`), at the addresses of
-:mod:`.memory_map`. The firmware kit (linker script, start-up code, headers, driver) is in
+:mod:`.memory_map`; a peripheral with a DMA master shares that bus with the CPU
+(:mod:`.arbiter`). The firmware kit (linker script, start-up code, headers, driver) is in
 ``cores/soc/firmware``; :mod:`.elf` loads a program, :mod:`.simulate` runs one in a compiled
 simulator.
 """
@@ -11,9 +12,11 @@ simulator.
 import importlib
 
 
-__all__ = ["CipherSoC", "PicoRV32", "WishboneDecoder", "WishboneRAM", "SystemController"]
+__all__ = ["CipherSoC", "PicoRV32", "WishboneArbiter", "WishboneDecoder", "WishboneRAM",
+           "SystemController"]
 
-_HOMES = {"CipherSoC": ".system", "PicoRV32": ".cpu", "WishboneDecoder": ".bus",
+_HOMES = {"CipherSoC": ".system", "PicoRV32": ".cpu", "WishboneArbiter": ".arbiter",
+          "WishboneDecoder": ".bus",
           "WishboneRAM": ".ram", "SystemController": ".sysctl"}
 
 

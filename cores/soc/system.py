@@ -6,6 +6,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..bus import CipherPeripheral
+from .arbiter import WishboneArbiter
 from .bus import WishboneDecoder
 from .cpu import ISAS, PicoRV32
 from .memory_map import PERIPHERAL_BASE, PERIPHERAL_IRQ, RAM_BASE, SYSCTL_BASE
@@ -27,7 +28,10 @@ class CipherSoC(wiring.Component):
     Parameters
     ----------
     peripheral : :class:`~cipher_cores.cores.bus.CipherPeripheral`
-        The cipher peripheral (any core, with or without GCM).
+        The cipher peripheral (any core, with or without GCM). Built with ``dma=True`` (it
+        then has a ``dma`` port, a Wishbone initiator), its DMA master shares the bus with the
+        CPU through a :class:`~cipher_cores.cores.soc.arbiter.WishboneArbiter` (submodule
+        ``arbiter``) and reaches RAM and everything else at the CPU's addresses.
     ram_bytes : :class:`int`
         RAM size, a power of two from 512 bytes to 256 KiB.
     image : :class:`bytes`
@@ -52,8 +56,9 @@ class CipherSoC(wiring.Component):
     trap : ``Out(1)``
         The CPU has stopped on a trap.
 
-    The submodules are ``cpu``, ``decoder``, ``ram``, ``sysctl`` and ``peripheral``; the report
-    counts each by hierarchy.
+    The submodules are ``cpu``, ``decoder``, ``ram``, ``sysctl`` and ``peripheral`` (and
+    ``arbiter`` with a DMA); the report counts each by hierarchy. Without a DMA the CPU is
+    the decoder's only initiator, with no arbiter between them.
     """
     uart_tx: Out(1, init=1)
     console_valid: Out(1)
@@ -69,6 +74,7 @@ class CipherSoC(wiring.Component):
         if isa not in ISAS:
             raise ValueError(f"isa must be one of {', '.join(ISAS)}, not {isa!r}")
         self.peripheral = peripheral
+        self.arbiter = WishboneArbiter() if self.has_dma(peripheral) else None
         self.cpu = PicoRV32(isa=isa, interrupts=interrupts)
         self.ram = WishboneRAM(size_bytes=ram_bytes, image=image)
         self.sysctl = SystemController(clock_hz=clock_hz, ram_bytes=ram_bytes,
@@ -80,6 +86,11 @@ class CipherSoC(wiring.Component):
         })
         super().__init__()
 
+    @staticmethod
+    def has_dma(peripheral) -> bool:
+        """Whether ``peripheral`` was built with its DMA master (a ``dma`` port)."""
+        return "dma" in peripheral.signature.members
+
     def elaborate(self, platform):
         m = Module()
         m.submodules.cpu = cpu = self.cpu
@@ -87,7 +98,13 @@ class CipherSoC(wiring.Component):
         m.submodules.ram = ram = self.ram
         m.submodules.sysctl = sysctl = self.sysctl
         m.submodules.peripheral = peripheral = self.peripheral
-        wiring.connect(m, cpu.bus, decoder.bus)
+        if self.arbiter is None:
+            wiring.connect(m, cpu.bus, decoder.bus)
+        else:
+            m.submodules.arbiter = arbiter = self.arbiter
+            wiring.connect(m, cpu.bus, arbiter.cpu)
+            wiring.connect(m, peripheral.dma, arbiter.dma)
+            wiring.connect(m, arbiter.bus, decoder.bus)
         wiring.connect(m, decoder.ram, ram.bus)
         wiring.connect(m, decoder.peripheral, peripheral.bus)
         wiring.connect(m, decoder.sysctl, sysctl.bus)
