@@ -486,14 +486,19 @@ def _write_report(report, args) -> int:
 # --- soc --------------------------------------------------------------------------------------
 
 def _soc_target(args, fifo_words: int | None = None):
-    """The peripheral the SoC carries: ``--core`` (a catalog configuration) with ``--gcm``."""
+    """The peripheral the SoC carries: ``--core`` (a catalog configuration) with ``--gcm`` or
+    ``--dma``."""
     from cipher_cores.cores.catalog import parse_config
     from cipher_cores.scripts.flow.targets import PeripheralConfig
+    dma = getattr(args, "dma", False)
+    if args.gcm and dma:
+        raise _Exit("--dma and --gcm: the SoC's peripheral is built with one or the other, "
+                    "not both")
     try:
         config = parse_config(args.core)
     except (KeyError, ValueError) as error:
         raise _Exit(f"--core {args.core}: {error.args[0]}") from None
-    bus = "wishbone-gcm" if args.gcm else "wishbone"
+    bus = "wishbone-gcm" if args.gcm else "wishbone-dma" if dma else "wishbone"
     try:
         target = PeripheralConfig(config, bus=bus)
     except ValueError as error:
@@ -585,7 +590,7 @@ def _cmd_soc_report(args):
     with _progress(args) as progress:
         try:
             report = soc_report(args.boards, root=args.build_dir, seed=args.seed,
-                                progress=progress)
+                                progress=progress, dma=args.dma)
         except BuildError as error:
             raise _Exit(str(error)) from None
     report["command"] = "cipher-cores " + " ".join(shlex.quote(arg) for arg in args.argv)
@@ -607,6 +612,8 @@ def _cmd_soc_build(args):
     if args.board not in SOC_BOARDS:
         raise _Exit(f"--board must be one of {', '.join(SOC_BOARDS)}, not {args.board!r}")
     preset = SOC_BOARDS[args.board]
+    if args.dma is None:
+        args.dma = preset.dma and not args.gcm
     target = _soc_target(args, args.fifo_words or preset.fifo_words)
     board = get_board(args.board)
     family = fpga.family(board())
@@ -634,10 +641,11 @@ def _cmd_soc_build(args):
             raise _Exit(str(error)) from None
     print()
     print(f"SoC: PicoRV32 ({isa}{'' if args.irq else ', no interrupts'}) + "
-          f"{target.label} on {board.title} ({result.device})")
+          f"{target.label} on {board.title} ({result.device})"
+          + (", the DMA beside the CPU on the bus" if target.dma else ""))
     print(f"  firmware      {path} ({firmware.ram_needed:,} bytes; RAM {ram_bytes:,} bytes)")
     print(f"  bitstream     {result.bitstream or '(none)'}")
-    for name in ("cpu", "peripheral", "core", "ram", "sysctl", "decoder", "system"):
+    for name in ("cpu", "peripheral", "core", "ram", "sysctl", "decoder", "arbiter", "system"):
         cells = result.components.get(name)
         if cells is not None:
             what = {"peripheral": "peripheral (with core)", "system": "whole system"}.get(name,
@@ -1014,6 +1022,14 @@ def make_parser() -> argparse.ArgumentParser:
                                   "iCE40 LUT4 less, and the self-test skips its interrupt "
                                   "check; default: with)")
         if program:
+            command.add_argument("--dma", action=argparse.BooleanOptionalAction,
+                                 default=False if isa_default else None,
+                                 help="build the peripheral with its DMA master, beside the CPU "
+                                      "on the bus through an arbiter (cipher_run_dma; the "
+                                      "self-test also checks and measures through it); "
+                                      "not with --gcm (default: " + (
+                                          "without" if isa_default else
+                                          "with on the ECP5 boards, without on iCE40") + ")")
             command.add_argument("--firmware", metavar="FILE.elf",
                                  help="the program (default: the self-test for CORE)")
         command.add_argument("--variant", choices=["full", "small", "known-answers"],
@@ -1083,6 +1099,10 @@ def make_parser() -> argparse.ArgumentParser:
                                    help="boards (default: all four)")
     soc_report_parser.add_argument("--seed", type=_NON_NEGATIVE, default=1, metavar="N",
                                    help="nextpnr placement seed (default 1)")
+    soc_report_parser.add_argument("--dma", action=argparse.BooleanOptionalAction, default=None,
+                                   help="build every board's peripheral with (or without) its "
+                                        "DMA master (default: the presets, with on the ECP5 "
+                                        "boards, without on iCE40)")
     soc_report_parser.add_argument("--json", metavar="FILE",
                                    help="write the measurements (for report --soc)")
     soc_report_parser.add_argument("--markdown", metavar="FILE", help="write the section")

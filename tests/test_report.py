@@ -358,10 +358,10 @@ def test_cycles_through_the_wishbone_peripheral_are_what_firmware_sees():
     # A lone block: STATUS read, two DOUT reads and the core's 5 edges; no FIFO by default
     # (with FIFOs each block-RAM FIFO's read register adds an edge).
     assert figures.latency == figures.latency_decrypt == 12
-    # START acts two edges after its write and loads the key (1 edge for the toy); the block
-    # waits in the block register and is offered to the core from a flip-flop set on the edge
-    # the message runs.
-    assert figures.key_to_input == 4
+    # START acts three edges after its write is taken (see test_wishbone.py) and loads the key
+    # (1 edge for the toy); the block waits in the block register and is offered to the core
+    # from a flip-flop set on the edge the message runs.
+    assert figures.key_to_input == 5
     assert CycleFigures.from_dict(figures.to_dict()) == figures
 
 

@@ -228,6 +228,7 @@ def test_selftest_firmware_passes_every_check(capsys, core, gcm):
     assert f"{len(results)}/{len(results)} passed" in summary
     if core.startswith("aes"):
         assert "speed-up" in summary
+    assert "DMA" not in out                            # no DMA built: none measured
 
 
 USER_PROGRAM = r"""

@@ -148,9 +148,11 @@ def test_streaming_keeps_the_bus_busy_with_a_fast_core():
     assert run_.steady_intervals() and set(run_.steady_intervals()) == {2 * (1 + 2 + 2)}
     # After the last block is written, only reads: 2 edges each for STATUS and two words.
     assert run_.intervals()[-1] == 2 * (1 + 2)
-    # START acts two edges after its write, then loads the key (ceil(31 / 8) + 3 = 7 edges
-    # for PRESENT with decryption); the block is in the block register meanwhile.
-    assert core.key_load_cycles == 7 and run_.start_to_input == 2 + core.key_load_cycles
+    # START acts three edges after its write is taken (the write lands with its ack, the
+    # START strobe an edge later, the start's decisions are registered), then loads the key
+    # (ceil(31 / 8) + 3 = 7 edges for PRESENT with decryption); the block waits in the block
+    # register meanwhile.
+    assert core.key_load_cycles == 7 and run_.start_to_input == 3 + core.key_load_cycles
     assert run_.pending_at_result[-1] == 0
 
 

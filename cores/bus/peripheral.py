@@ -172,7 +172,6 @@ class CipherPeripheral(wiring.Component):
         absent |= {f"KEY{i}" for i in range(self._key_words, regmap.register("KEY").count)}
         absent |= {f"IV{i}" for i in range(words, regmap.register("IV").count)}
         self._registers = RegisterFile(absent=absent)
-        self._din_word = Signal(32, name="din_word")
         if fifo_words:
             self._din = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
             self._dout = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
@@ -270,7 +269,7 @@ class CipherPeripheral(wiring.Component):
         """The registers that hold key, IV or message material, by name, for inspection in
         simulation (``CTRL.CLEAR`` zeroes them all)."""
         regs = self._registers
-        state = dict(self._sequencer.secret_state(), din_word=self._din_word)
+        state = dict(self._sequencer.secret_state())
         state["key"] = Cat(*(getattr(regs, f"key{i}").as_value()
                              for i in range(self._key_words)))
         if self.gcm is not None:
@@ -402,23 +401,15 @@ class CipherPeripheral(wiring.Component):
         din_write = regs.din_write
         din_push = Signal()
         m.d.comb += din_push.eq(din_write & (regs.write_sel == 0b1111) & ~scrubbing & ~moving)
-        # A DIN word is held for an edge and enters from a flip-flop (a short path to the
-        # 128 enables of the block register); the next access comes an edge later at the
-        # earliest, so the room checked at the write is still there.
-        din_word, din_held = self._din_word, Signal()
         room = Signal()
-        m.d.sync += din_held.eq(din_push & room)
-        with m.If(din_push):
-            m.d.sync += din_word.eq(in_order(regs.write_data))
-        with m.If(ctrl.clear):
-            m.d.sync += din_word.eq(0)
         word = Signal(32)
         pushed = Signal()
         if dma is not None:
-            m.d.comb += [word.eq(Mux(moving, in_order(dma.read_words.payload), din_word)),
-                         pushed.eq(Mux(moving, dma.read_words.valid, din_held))]
+            m.d.comb += [word.eq(in_order(Mux(moving, dma.read_words.payload,
+                                              regs.write_data))),
+                         pushed.eq(Mux(moving, dma.read_words.valid, din_push))]
         else:
-            m.d.comb += [word.eq(din_word), pushed.eq(din_held)]
+            m.d.comb += [word.eq(in_order(regs.write_data)), pushed.eq(din_push)]
         if self._din is not None:
             m.submodules.din = din = ResetInserter(seq.empty)(self._din)
             din = self._din
@@ -518,9 +509,10 @@ class CipherPeripheral(wiring.Component):
                      error_any.eq(regs.error.as_value().any())]
         status = regs.status
         m.d.comb += [
-            status.busy.eq(busy), status.in_space.eq(status_in_space),
+            status.busy.eq(busy | seq.status_busy), status.in_space.eq(status_in_space),
             status.out_ready.eq(status_out_ready), status.key_set.eq(seq.key_set),
-            status.error.eq(error_any), status.done.eq(done),
+            # (A START about to act hides the last message's DONE and tag at once.)
+            status.error.eq(error_any), status.done.eq(done & ~ctrl.start),
             status.in_free.eq(Mux(scrubbing | moving, 0, in_free)),
             status.out_words.eq(Mux(hidden, 0, out_words)),
         ]
@@ -530,11 +522,13 @@ class CipherPeripheral(wiring.Component):
             pending.out_ready.eq(status_out_ready & irq_enable.out_ready),
             pending.in_space.eq(status_in_space & irq_enable.in_space),
             pending.error.eq(error_any & irq_enable.error),
-            pending.done.eq(done & irq_enable.done),
+            pending.done.eq(done & ~ctrl.start & irq_enable.done),
         ]
         if gcm is not None:
-            m.d.comb += [status.tag_ready.eq(seq.tag_ready), status.authentic.eq(seq.authentic),
-                         pending.tag_ready.eq(seq.tag_ready & irq_enable.tag_ready)]
+            tag_ready = seq.tag_ready & ~ctrl.start
+            m.d.comb += [status.tag_ready.eq(tag_ready),
+                         status.authentic.eq(seq.authentic & ~ctrl.start),
+                         pending.tag_ready.eq(tag_ready & irq_enable.tag_ready)]
         m.d.sync += self.irq.eq(pending.as_value().any())
 
         # What this build is.

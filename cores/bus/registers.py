@@ -76,8 +76,10 @@ class RegisterFile(wiring.Component):
     ---------------
     An access is taken on the edge where ``cyc`` and ``stb`` are high and ``ack`` is low; ``ack``
     and the read data are registered, so each access takes two edges and ``ack`` is low for at
-    least one edge between accesses. A write lands on the edge it is taken: the register reads
-    the new value from the next access on.
+    least one edge between accesses. A write is registered when taken and applied in the cycle
+    after, decoded from flip-flops (its strobes are high in that cycle, a ``w1`` field's an
+    edge later): it lands on the edge that acknowledges it, and the next access sees it. A read
+    of a ``rw1c`` register also sees the flags being raised in its own cycle.
     """
     def __init__(self, *, absent=frozenset()):
         absent = frozenset(absent)
@@ -129,28 +131,39 @@ class RegisterFile(wiring.Component):
         m = Module()
         bus = self.bus
 
+        # Reads are decoded from the bus and answered with ack; writes are registered when taken
+        # and applied in the cycle after (the ack cycle), decoded from flip-flops: the bus
+        # handshake reaches no write enable. A write lands on the edge that acknowledges it.
         take = Signal()
         m.d.comb += take.eq(bus.cyc & bus.stb & ~bus.ack)
         m.d.sync += bus.ack.eq(take)
-        write = take & bus.we
         read = take & ~bus.we
-        m.d.comb += [self.write_data.eq(bus.dat_w), self.write_sel.eq(bus.sel)]
+        write = Signal()
+        self._adr = adr = Signal.like(bus.adr)
+        self._data = data = Signal.like(bus.dat_w)
+        self._sel = sel = Signal.like(bus.sel)
+        m.d.sync += [write.eq(take & bus.we), adr.eq(bus.adr), data.eq(bus.dat_w),
+                     sel.eq(bus.sel)]
+        m.d.comb += [self.write_data.eq(data), self.write_sel.eq(sel)]
 
         own = {"BUSY_WRITE": Signal(), "BAD_ADDRESS": Signal(), "READ_ONLY": Signal()}
         self._own = own
         clear_bit = regmap.register("CTRL").field("CLEAR").offset
         read_values = []
+        read_decoded, write_decoded = [], []
 
         for reg, index, name, layout in self._words:
             address = reg.offsets()[index] // 4
-            here = Signal(name=f"{name}_here")
-            m.d.comb += here.eq(bus.adr == address)
+            here = Signal(name=f"{name}_here")          # the write being applied
+            asked = Signal(name=f"{name}_asked")        # the read being taken
+            m.d.comb += [here.eq(adr == address), asked.eq(bus.adr == address)]
+            write_decoded.append(here)
             refused = Signal(name=f"{name}_refused")
             if reg.busy_refused:
                 if reg.name == "CTRL":
                     # CLEAR is obeyed while busy (and zeroes whatever else the write set).
-                    m.d.comb += refused.eq(self.busy & ~(bus.dat_w[clear_bit] &
-                                                         bus.sel[clear_bit // 8]))
+                    m.d.comb += refused.eq(self.busy & ~(data[clear_bit] &
+                                                         sel[clear_bit // 8]))
                 else:
                     m.d.comb += refused.eq(self.busy)
             written = Signal(name=f"{name}_written")
@@ -160,7 +173,7 @@ class RegisterFile(wiring.Component):
             if reg.access != "ro":
                 m.d.comb += getattr(self, f"{name}_write").eq(written)
             if reg.access in ("ro", "rw", "rw1c"):
-                m.d.comb += getattr(self, f"{name}_read").eq(read & here)
+                m.d.comb += getattr(self, f"{name}_read").eq(read & asked)
 
             if reg.access == "ro":
                 value = getattr(self, name).as_value()
@@ -170,25 +183,23 @@ class RegisterFile(wiring.Component):
                 value = getattr(self, name) if reg.access == "rw" else None
             else:
                 value = self._stored(m, reg, name, written)
-            read_values.append((address, here, value))
+            read_decoded.append(asked)
+            read_values.append((asked, value))
 
         # The read data: an OR of each readable word gated by its address decode (the words
         # are exclusive), registered on the edge the read is taken.
         read_value = 0
-        decoded = []
-        for address, here, value in read_values:
-            decoded.append(here)
+        for asked, value in read_values:
             if value is not None:
-                read_value = read_value | (Value.cast(value) & here.replicate(32))
+                read_value = read_value | (Value.cast(value) & asked.replicate(32))
         with m.If(read):
             m.d.sync += bus.dat_r.eq(read_value)
-        with m.If(take & ~Cat(*decoded).any()):
+        with m.If((read & ~Cat(*read_decoded).any()) | (write & ~Cat(*write_decoded).any())):
             m.d.comb += own["BAD_ADDRESS"].eq(1)
         return m
 
     def _stored(self, m, reg, name, written):
         """The flip-flops of a stored register word; returns what a read returns."""
-        bus = self.bus
         port = getattr(self, name)
         readback = []
         for item in reg.fields or (regmap.Field("VALUE", 0, 32, reg.access, ""),):
@@ -198,25 +209,34 @@ class RegisterFile(wiring.Component):
             bits = slice(item.offset, item.offset + item.width)
             if item.access == "w1":
                 # A one-edge strobe: the write's bit, on the edge after the write.
-                m.d.sync += target.eq(Cat(*(bus.dat_w[i] & bus.sel[i // 8] & written
+                m.d.sync += target.eq(Cat(*(self._data[i] & self._sel[i // 8] & written
                                             for i in range(bits.start, bits.stop))))
                 continue
             if item.access == "rw1c":
                 error_set = getattr(self.error_set, item.name.lower())
                 if item.name in self._own:
                     error_set = error_set | self._own[item.name]
-                clear_bits = Cat(*(bus.dat_w[i] & bus.sel[i // 8] & written
+                clear_bits = Cat(*(self._data[i] & self._sel[i // 8] & written
                                    for i in range(bits.start, bits.stop)))
                 m.d.sync += target.eq((target & ~clear_bits) | error_set)
+                # A read sees a flag raised in its own cycle too (a write's consequences are
+                # flagged an edge or two after the write lands).
+                pending = Signal.like(target, name=f"{name}_pending")
+                m.d.comb += pending.eq(target | error_set)
+                readback.append((item.offset, pending))
+                if reg.cleared:
+                    with m.If(self.clear):
+                        m.d.sync += target.eq(0)
+                continue
             else:
                 # One byte lane at a time: the write enable of each flip-flop is its lane's.
                 for lane in range(4):
                     low, high = max(bits.start, 8 * lane), min(bits.stop, 8 * lane + 8)
                     if low >= high:
                         continue
-                    with m.If(written & bus.sel[lane]):
+                    with m.If(written & self._sel[lane]):
                         m.d.sync += target[low - item.offset:high - item.offset].eq(
-                            bus.dat_w[low:high])
+                            self._data[low:high])
             if item.access in ("rw", "rw1c"):
                 readback.append((item.offset, target))
             if reg.cleared:

@@ -108,7 +108,10 @@ class MessageSequencer(wiring.Component):
     word_out : ``Out(stream.Signature(32))``
         Result words.
     busy : ``Out(1)``
-        A message or the clear sequence is in progress.
+        A message or the clear sequence is in progress, or a ``clear`` or an accepted ``start``
+        is about to act (from flip-flops: it refuses the register writes).
+    status_busy : ``Out(1)``
+        ``busy``, or a ``start`` that will be accepted this cycle (for ``STATUS.BUSY``).
     scrubbing : ``Out(1)``
         The clear sequence is in progress.
     unsupported, no_key, auth_fail : ``Out(1)``
@@ -156,7 +159,7 @@ class MessageSequencer(wiring.Component):
             "iv": Out(block_bits),
             "word_in": In(stream.Signature(32)),
             "word_out": Out(stream.Signature(32)),
-            "busy": Out(1), "scrubbing": Out(1),
+            "busy": Out(1), "status_busy": Out(1), "scrubbing": Out(1),
             "unsupported": Out(1), "no_key": Out(1), "auth_fail": Out(1),
             "key_set": Out(1), "started": Out(1),
             "in_words": Out(range(self._words + 1)), "out_words": Out(range(self._words + 1)),
@@ -346,13 +349,7 @@ class MessageSequencer(wiring.Component):
         chain_next = ((in_block & take_in.replicate(block_bits)) |
                       (counter_next & take_counter.replicate(block_bits)) |
                       (feedback & take_result.replicate(block_bits)))
-        # IV writes land on the edge after the bus took them (a flip-flop, not the bus
-        # handshake, drives the enables; START acts an edge after its write too).
-        iv_write = Signal.like(self.iv_write)
-        iv_sel = Signal.like(self.iv_sel)
-        iv_data = Signal.like(self.iv_data)
-        m.d.sync += [iv_write.eq(self.iv_write), iv_sel.eq(self.iv_sel),
-                     iv_data.eq(self.iv_data)]
+        iv_write, iv_sel, iv_data = self.iv_write, self.iv_sel, self.iv_data
         for index in range(words):
             for lane in range(4):
                 low = 32 * index + 8 * lane
@@ -438,7 +435,12 @@ class MessageSequencer(wiring.Component):
 
         busy = Signal()
         starting = Signal()     # the edge an accepted start acts on: busy already
-        m.d.comb += self.busy.eq(busy | scrub.busy | starting)
+        m.d.comb += [
+            self.busy.eq(busy | scrub.busy | starting | self.clear),
+            # STATUS.BUSY also shows a start about to act (a read right after START sees it).
+            self.status_busy.eq(self.busy | (self.start & ~refusal & key_set &
+                                             (is_gcm_now | (config.blocks != 0)))),
+        ]
 
         def obey_clear():
             with m.If(self.clear):

@@ -23,11 +23,13 @@ __all__ = ["SoCPreset", "SOC_BOARDS", "SoCBuild", "ram_bytes_for", "component_pa
 class SoCPreset:
     """What ``cipher-cores soc build`` puts on a board unless told otherwise: the self-test
     variant (see :func:`cipher_cores.scripts.flow.firmware.build_selftest`), the CPU's instruction set and
-    interrupt support, and the peripheral's FIFO depth (``None``: two blocks)."""
+    interrupt support, the peripheral's FIFO depth (``None``: two blocks) and whether the
+    peripheral has its DMA master (beside the CPU on the bus, through the arbiter)."""
     variant: str
     isa: str
     interrupts: bool = True
     fifo_words: int | None = None
+    dma: bool = False
 
 
 #: The boards ``cipher-cores soc build`` supports, with their presets. iCE40 is short of
@@ -35,12 +37,13 @@ class SoCPreset:
 #: UP5K holds 8 KiB of RAM beside the block-RAM AES, enough for the small self-test; beside the
 #: round AES (20 block RAMs) the HX8K holds 4 KiB once the FIFOs are one block deep, enough for
 #: the known-answer test. (Neither device has the logic cells for the SoC yet: see the results
-#: page.) The ECP5 boards run the full self-test.
+#: page; so neither gets the DMA master either.) The ECP5 boards run the full self-test, with
+#: the DMA.
 SOC_BOARDS = {
     "icebreaker": SoCPreset("small", "rv32i"),
     "ice40-hx8k": SoCPreset("known-answers", "rv32i", fifo_words=4),
-    "ulx3s-85f": SoCPreset("full", "rv32imc"),
-    "orangecrab-25f": SoCPreset("full", "rv32imc"),
+    "ulx3s-85f": SoCPreset("full", "rv32imc", dma=True),
+    "orangecrab-25f": SoCPreset("full", "rv32imc", dma=True),
 }
 #: Stack the RAM keeps beyond the firmware's last byte when the build sizes it.
 STACK_RESERVE = 512
@@ -58,8 +61,11 @@ def ram_bytes_for(ram_needed: int) -> int:
 def component_paths(target) -> dict:
     """The hierarchical names of the SoC's parts in the board top (``top.soc.*``)."""
     core = "top.soc.peripheral." + ("share.core" if target.gcm else "engine.core")
-    return {"cpu": "top.soc.cpu", "ram": "top.soc.ram", "sysctl": "top.soc.sysctl",
-            "decoder": "top.soc.decoder", "peripheral": "top.soc.peripheral", "core": core}
+    paths = {"cpu": "top.soc.cpu", "ram": "top.soc.ram", "sysctl": "top.soc.sysctl",
+             "decoder": "top.soc.decoder", "peripheral": "top.soc.peripheral", "core": core}
+    if target.dma:
+        paths["arbiter"] = "top.soc.arbiter"
+    return paths
 
 
 @dataclass
@@ -154,15 +160,19 @@ REPORT_CORES = {"icebreaker": "aes-bram-128", "ice40-hx8k": "aes-128",
 
 
 def parse_selftest_output(text: str) -> dict:
-    """The self-test's measurements: ``{"cycles_per_block": {mode: cycles}, "software":
-    cycles or None, "speedup": x or None, "passed": bool, "summary": line}``."""
-    cycles, software, speedup, summary = {}, None, None, ""
+    """The self-test's measurements: ``{"cycles_per_block": {mode: cycles},
+    "dma_cycles_per_block": {mode: cycles}, "software": cycles or None, "speedup": x or None,
+    "passed": bool, "summary": line}``; the DMA's figures (``BENCH DMA-<mode>`` lines, printed
+    when the peripheral has a DMA master) are kept apart, under the mode's name."""
+    cycles, dma, software, speedup, summary = {}, {}, None, None, ""
     for line in text.splitlines():
         fields = line.split()
         if line.startswith("BENCH ") and fields[-1] == "cycles/block":
             value = float(fields[-2])
             if fields[1].startswith("software"):
                 software = value
+            elif fields[1].startswith("DMA-"):
+                dma[fields[1].removeprefix("DMA-")] = value
             else:
                 cycles[fields[1]] = value
         elif line.startswith("SUMMARY "):
@@ -170,8 +180,8 @@ def parse_selftest_output(text: str) -> dict:
             for part in line.split("; "):
                 if part.startswith("speed-up "):
                     speedup = float(part.removeprefix("speed-up ").rstrip("x"))
-    return {"cycles_per_block": cycles, "software": software, "speedup": speedup,
-            "passed": summary.endswith("; PASS"), "summary": summary}
+    return {"cycles_per_block": cycles, "dma_cycles_per_block": dma, "software": software,
+            "speedup": speedup, "passed": summary.endswith("; PASS"), "summary": summary}
 
 
 def measure_soc_cycles(target, *, isa: str, folder) -> dict:
@@ -190,10 +200,11 @@ def measure_soc_cycles(target, *, isa: str, folder) -> dict:
 
 
 def soc_report(boards, *, root="build/soc", seed: int = 1,
-               progress: Progress | None = None) -> dict:
+               progress: Progress | None = None, dma: bool | None = None) -> dict:
     """Build the SoC on each of ``boards`` (names of :data:`SOC_BOARDS`) with its preset and
-    the core of :data:`REPORT_CORES`, and measure its cycles per block in simulation; a board
-    the SoC does not fit gets its overflow instead of figures."""
+    the core of :data:`REPORT_CORES`, and measure its cycles per block in simulation (through
+    the DMA too where the peripheral has it: the preset's ``dma``, unless ``dma`` says for
+    every board); a board the SoC does not fit gets its overflow instead of figures."""
     from cipher_cores.cores.catalog import parse_config
     from cipher_cores.platforms.boards import get_board
     from cipher_cores.cores.soc.elf import parse_elf
@@ -202,7 +213,9 @@ def soc_report(boards, *, root="build/soc", seed: int = 1,
     entries, cycles = [], {}
     for name in boards:
         preset, board = SOC_BOARDS[name], get_board(name)
-        target = PeripheralConfig(parse_config(REPORT_CORES[name]),
+        with_dma = preset.dma if dma is None else dma
+        bus = "wishbone-dma" if with_dma else "wishbone"
+        target = PeripheralConfig(parse_config(REPORT_CORES[name]), bus=bus,
                                   fifo_words=preset.fifo_words)
         folder = pathlib.Path(root) / f"soc_{target.slug}_{name}" / "firmware"
         elf = build_selftest(target, folder, isa=preset.isa, variant=preset.variant,
@@ -212,6 +225,7 @@ def soc_report(boards, *, root="build/soc", seed: int = 1,
         entry = {"board": name, "title": board.title, "device": board.device,
                  "core": REPORT_CORES[name], "label": target.label, "isa": preset.isa,
                  "interrupts": preset.interrupts, "fifo_words": preset.fifo_words,
+                 "dma": with_dma,
                  "variant": preset.variant, "ram_bytes": ram_bytes,
                  "clock_mhz": board().default_clk_frequency / 1e6, "fit": True}
         result = build_soc(target, board, firmware, firmware_path=str(elf),
@@ -221,11 +235,12 @@ def soc_report(boards, *, root="build/soc", seed: int = 1,
                      components={key: vars(value) for key, value in result.components.items()})
         if result.overflow is not None:
             entry.update(fit=False, reason=result.overflow)
-        key = (REPORT_CORES[name], preset.isa)
+        key = (REPORT_CORES[name], preset.isa, with_dma)
         if key not in cycles:
             cycles[key] = measure_soc_cycles(
-                PeripheralConfig(parse_config(REPORT_CORES[name])), isa=preset.isa,
-                folder=pathlib.Path(root) / f"cycles_{REPORT_CORES[name]}_{preset.isa}")
+                PeripheralConfig(parse_config(REPORT_CORES[name]), bus=bus), isa=preset.isa,
+                folder=pathlib.Path(root) / f"cycles_{REPORT_CORES[name]}_{preset.isa}"
+                                            f"{'_dma' if with_dma else ''}")
         entry["cycles"] = cycles[key]
         entries.append(entry)
     from .revision import source_revision
@@ -262,29 +277,40 @@ def soc_markdown(report: dict) -> str:
                 ("" if entry["timing_met"] else " (missed)")
         else:
             fmax = "does not fit: " + entry["reason"]
-        out.append(f"| {entry['title']} ({entry['device']}) | {entry['core']} | {cpu} | "
+        core = entry["core"] + (" + DMA" if entry.get("dma") else "")
+        out.append(f"| {entry['title']} ({entry['device']}) | {core} | {cpu} | "
                    f"{cells(entry, 'cpu')} | {cells(entry, 'peripheral')} | "
                    f"{cells(entry, 'core')} | {cells(entry, 'system')} | "
                    f"{entry['ram_bytes'] // 1024} KiB ({entry['variant']} self-test) | {fmax} |")
-    out += ["", "Cycles per block through the bus (CPU-driven), and the speed-up of CBC "
-                "encryption over the software AES-128 on the same CPU:", ""]
+    out += ["", "Cycles per block through the bus (CPU-driven), through the peripheral's DMA "
+                "master where the SoC has it (from the write of `CTRL` to `STATUS.DONE`, the "
+                "CPU polling; \"-\": no DMA), and the speed-up of CPU-driven CBC encryption "
+                "over the software AES-128 on the same CPU:", ""]
     seen, rows = set(), []
-    modes = None
+    modes, dma_modes = None, []
     for entry in report["boards"]:
-        key = (entry["core"], entry["isa"])
+        key = (entry["core"], entry["isa"], entry.get("dma", False))
         if key in seen:
             continue
         seen.add(key)
         figures = entry["cycles"]
         modes = modes or list(figures["cycles_per_block"])
+        dma_modes += [mode for mode in figures.get("dma_cycles_per_block", {})
+                      if mode not in dma_modes]
         rows.append((entry["core"], entry["isa"], figures))
-    out += ["| core | CPU | " + " | ".join(modes) + " | software AES-128 CBC | speed-up |",
-            "| --- | --- | " + " | ".join("---" for _ in modes) + " | --- | --- |"]
+    dma_modes = dma_modes or ["CBC-encrypt", "CTR-encrypt"]
+    out += ["| core | CPU | " + " | ".join(modes) + " | "
+            + " | ".join(f"DMA {mode}" for mode in dma_modes)
+            + " | software AES-128 CBC | speed-up |",
+            "| --- | --- | " + " | ".join("---" for _ in modes + dma_modes) + " | --- | --- |"]
     for core, isa, figures in rows:
         values = " | ".join(f"{figures['cycles_per_block'].get(mode, float('nan')):,.1f}"
                             for mode in modes)
+        through_dma = figures.get("dma_cycles_per_block", {})
+        dma_values = " | ".join("-" if mode not in through_dma else f"{through_dma[mode]:,.1f}"
+                                for mode in dma_modes)
         software = "—" if figures["software"] is None else f"{figures['software']:,.1f}"
         speedup = "—" if figures["speedup"] is None else f"{figures['speedup']:.1f}x"
-        out.append(f"| {core} | {isa} | {values} | {software} | {speedup} |")
+        out.append(f"| {core} | {isa} | {values} | {dma_values} | {software} | {speedup} |")
     out.append("")
     return "\n".join(out)

@@ -5,6 +5,7 @@
 #define REG(offset) (SOC_PERIPHERAL_BASE + (offset))
 
 static uint32_t block_words = 4;      /* from INFO, set by cipher_init */
+static uint32_t has_dma;              /* INFO.DMA, set by cipher_init */
 static uint32_t key_sizes[4];
 
 static uint32_t load_be32(const uint8_t *p)
@@ -41,6 +42,7 @@ int cipher_init(cipher_info *info)
     wait_idle();
     uint32_t built = soc_read(REG(CIPHER_INFO)), sizes = soc_read(REG(CIPHER_KEYSIZES));
     block_words = (built & CIPHER_INFO_BLOCK_WORDS_MASK) >> CIPHER_INFO_BLOCK_WORDS_SHIFT;
+    has_dma = (built & CIPHER_INFO_DMA_MASK) != 0;
     for (unsigned k = 0; k < 4; k++)
         key_sizes[k] = (sizes >> (8u * k)) & 0xffu;
     if (info) {
@@ -48,6 +50,7 @@ int cipher_init(cipher_info *info)
         info->modes = (built & CIPHER_INFO_MODES_MASK) >> CIPHER_INFO_MODES_SHIFT;
         info->decrypts = (built & CIPHER_INFO_DECRYPTS_MASK) >> CIPHER_INFO_DECRYPTS_SHIFT;
         info->fifo_words = (built & CIPHER_INFO_FIFO_WORDS_MASK) >> CIPHER_INFO_FIFO_WORDS_SHIFT;
+        info->dma = has_dma;
         for (unsigned k = 0; k < 4; k++)
             info->key_bytes[k] = key_sizes[k];
     }
@@ -191,6 +194,60 @@ int cipher_run(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint
                    words_in(blocks));
     else
         copy_bytes(in, out, blocks);
+    return take_error();
+}
+
+int cipher_run_dma(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint8_t *iv,
+                   const uint8_t *in, uint8_t *out, uint32_t blocks)
+{
+    const uint32_t words = block_words, bytes = 4u * words;
+    if (!has_dma)
+        return CIPHER_E_MODE;
+    if (blocks > 0xffffu)
+        return CIPHER_E_LENGTH;
+    if (blocks == 0)        /* nothing to move: a key load, say */
+        return cipher_run(mode, key, key_bytes, iv, in, out, 0);
+    wait_idle();
+    if (key) {
+        int status = write_key(key, key_bytes);
+        if (status != CIPHER_OK)
+            return status;
+    }
+    if (iv)
+        for (uint32_t i = 0; i < words; i++)
+            soc_write(REG(CIPHER_IV_WORD(i)), number_word(iv, bytes, i));
+    soc_write(REG(CIPHER_LENGTH), blocks);
+    /* RAM addresses are the CPU's (the DMA sees the same bus); the peripheral checks their
+     * alignment. Memory words hold the bytes as a little-endian CPU loads them. */
+    soc_write(REG(CIPHER_DMA_SOURCE), (uint32_t)(uintptr_t)in);
+    soc_write(REG(CIPHER_DMA_DESTINATION), (uint32_t)(uintptr_t)out);
+    /* Whatever the compiler keeps of `in` in registers must be in RAM before the DMA reads. */
+    __asm__ volatile("" ::: "memory");
+    soc_write(REG(CIPHER_CTRL), (mode & (CIPHER_CTRL_MODE_MASK | CIPHER_CTRL_DECRYPT_MASK))
+                                | (current_keysel << CIPHER_CTRL_KEYSEL_SHIFT)
+                                | CIPHER_CTRL_LITTLE_ENDIAN_MASK | CIPHER_CTRL_DMA_MASK
+                                | CIPHER_CTRL_START_MASK);
+    int error = take_error();
+    if (error & CIPHER_ERROR_DMA_ALIGN_MASK)
+        return CIPHER_E_DMA_ALIGN;
+    if (error & CIPHER_ERROR_UNSUPPORTED_MASK)
+        return CIPHER_E_MODE;
+    if (error)
+        return error;
+    /* DONE rises as the last result reaches RAM; a failed access leaves the peripheral busy
+     * with ERROR.DMA_BUS until CLEAR. */
+    for (;;) {
+        uint32_t status = soc_read(REG(CIPHER_STATUS));
+        if (status & CIPHER_STATUS_DONE_MASK)
+            break;
+        if ((status & CIPHER_STATUS_ERROR_MASK) &&
+            (soc_read(REG(CIPHER_ERROR)) & CIPHER_ERROR_DMA_BUS_MASK)) {
+            soc_write(REG(CIPHER_CTRL), CIPHER_CTRL_CLEAR_MASK);
+            wait_idle();
+            return CIPHER_E_DMA_BUS;
+        }
+    }
+    __asm__ volatile("" ::: "memory");  /* `out` was written behind the compiler's back */
     return take_error();
 }
 

@@ -21,6 +21,9 @@
 #define CIPHER_E_KEY_SIZE  (-2)   /* no KEYSEL has this key size */
 #define CIPHER_E_MODE      (-3)   /* this peripheral was built without the mode or direction */
 #define CIPHER_E_LENGTH    (-4)   /* too many blocks for LENGTH, or a bad tag length */
+#define CIPHER_E_DMA_ALIGN (-5)   /* DMA: a buffer not word-aligned (ERROR.DMA_ALIGN) */
+#define CIPHER_E_DMA_BUS   (-6)   /* DMA: an access ended with err (ERROR.DMA_BUS); the
+                                   * peripheral was cleared: the key must be given again */
 
 /* `mode` of cipher_run: a CTRL.MODE value, with CIPHER_DECRYPT added to decrypt. */
 #define CIPHER_ECB      CIPHER_CTRL_MODE_ECB
@@ -36,6 +39,7 @@ typedef struct {
     uint32_t modes;            /* bit m set: CTRL.MODE m is available (bit 5: GCM) */
     uint32_t decrypts;         /* bit k set: KEYSEL k decrypts in ECB and CBC */
     uint32_t fifo_words;       /* depth of each data FIFO */
+    uint32_t dma;              /* 1: built with the DMA master (cipher_run_dma) */
     uint32_t key_bytes[4];     /* key size of each KEYSEL, 0 if none */
 } cipher_info;
 
@@ -49,6 +53,13 @@ int cipher_init(cipher_info *info);
  * (ignored in ECB; may be NULL there). At most 65535 blocks a call. */
 int cipher_run(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint8_t *iv,
                const uint8_t *in, uint8_t *out, uint32_t blocks);
+
+/* The same through the peripheral's DMA master (a peripheral built with it: info.dma): the
+ * peripheral reads the message from RAM at `in` and writes the results to RAM at `out` (both
+ * word-aligned, else CIPHER_E_DMA_ALIGN; they may be equal: in place) while the CPU polls
+ * STATUS.DONE. Returns CIPHER_E_MODE without a DMA; CIPHER_E_DMA_BUS if an access failed. */
+int cipher_run_dma(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint8_t *iv,
+                   const uint8_t *in, uint8_t *out, uint32_t blocks);
 
 /* AES-GCM (a peripheral built with GCM: info.modes bit 5), any lengths, 96-bit IV.
  * seal: encrypt `length` bytes from `in` to `out` with `aad_length` bytes of AAD; the 16-byte

@@ -2,11 +2,15 @@
  * mode it was built with, checks an interrupt-driven message, measures cycles per block through
  * the bus for each mode (CPU-driven, polling) and, for AES, the software AES-128 of aes_soft.c
  * on the same CPU, then prints a summary line and exits with 0 only if every check passed.
+ * A peripheral built with its DMA master (INFO.DMA) also runs every known answer through the
+ * DMA (in place, in RAM), checks a misaligned buffer is refused and a message whose end the
+ * DONE interrupt signals, and measures CBC encryption and CTR through the DMA.
  *
  * selftest_vectors.h is generated for the SoC's core by `cipher-cores soc firmware` (from the
  * NIST and paper vectors; see scripts/flow/firmware.py). Output, one line each:
  *   PASS <test> | FAIL <test>
  *   BENCH <mode> <blocks> blocks <cycles> cycles <cycles per block> cycles/block
+ *   (through the DMA: "PASS DMA <test>", "BENCH DMA-<mode> ...")
  *   SUMMARY <core>: <passed>/<tests> passed; ... speed-up ...x; PASS|FAIL */
 #include "../cipher.h"
 #include "../soc.h"
@@ -32,7 +36,8 @@ static int same(const uint8_t *a, const uint8_t *b, uint32_t length)
     return difference == 0;
 }
 
-static uint8_t buffer[SELFTEST_BUFFER_BYTES];
+/* Word-aligned: the driver copies words (and the DMA moves nothing else). */
+static uint8_t buffer[SELFTEST_BUFFER_BYTES] __attribute__((aligned(4)));
 
 static void run_case(const selftest_case *c)
 {
@@ -57,9 +62,27 @@ static void run_case(const selftest_case *c)
     }
 }
 
+/* The same case through the DMA, in place: the message is copied into `buffer`, which the
+ * peripheral reads and overwrites with the results. */
+static void run_case_dma(const selftest_case *c)
+{
+    static char name[160];
+    char *to = name;
+    for (const char *from = "DMA "; *from; )
+        *to++ = *from++;
+    for (const char *from = c->name; *from && to < name + sizeof name - 1; )
+        *to++ = *from++;
+    *to = 0;
+    for (uint32_t i = 0; i < c->length; i++)
+        buffer[i] = c->in[i];
+    int status = cipher_run_dma(c->mode, c->key, c->key_bytes, c->iv, buffer, buffer,
+                                c->length / SELFTEST_BLOCK_BYTES);
+    report(name, status == CIPHER_OK && same(buffer, c->expected, c->length));
+}
+
 /* --- an interrupt-driven message: the handler drains each result block --------------------- */
 
-static volatile uint32_t irq_blocks, irq_calls;
+static volatile uint32_t irq_blocks, irq_calls, irq_done;
 static uint8_t *volatile irq_out;
 
 void soc_irq_handler(uint32_t pending)
@@ -67,6 +90,12 @@ void soc_irq_handler(uint32_t pending)
     irq_calls++;
     if (!(pending & (1u << SOC_PERIPHERAL_IRQ)))
         return;
+    if (soc_read(SOC_PERIPHERAL_BASE + CIPHER_IRQ_PENDING) & CIPHER_IRQ_PENDING_DONE_MASK) {
+        /* a DMA message has ended: the condition stays until the next START, so mask it */
+        soc_write(SOC_PERIPHERAL_BASE + CIPHER_IRQ_ENABLE, 0);
+        irq_done = 1;
+        return;
+    }
     while (soc_read(SOC_PERIPHERAL_BASE + CIPHER_IRQ_PENDING) & CIPHER_IRQ_PENDING_OUT_READY_MASK) {
         for (uint32_t j = 0; j < SELFTEST_BLOCK_BYTES / 4u; j++) {
             uint32_t word = soc_read(SOC_PERIPHERAL_BASE + CIPHER_DOUT);
@@ -115,10 +144,37 @@ static void interrupt_test(const selftest_case *c)
            irq_blocks == 0 && irq_calls > 0 && same(buffer, c->expected, c->length));
 }
 
+/* The first case's message through the DMA, started by hand, its end signalled by the DONE
+ * interrupt while the CPU waits on a flag. */
+static void dma_interrupt_test(const selftest_case *c)
+{
+    for (uint32_t i = 0; i < c->length; i++)
+        buffer[i] = c->in[i];
+    irq_done = 0;
+    irq_calls = 0;
+    cipher_run(c->mode, c->key, c->key_bytes, c->iv, c->in, buffer, 0);   /* key load */
+    while (soc_read(SOC_PERIPHERAL_BASE + CIPHER_STATUS) & CIPHER_STATUS_BUSY_MASK)
+        ;
+    soc_write(SOC_PERIPHERAL_BASE + CIPHER_LENGTH, c->length / SELFTEST_BLOCK_BYTES);
+    soc_write(SOC_PERIPHERAL_BASE + CIPHER_DMA_SOURCE, (uint32_t)(uintptr_t)buffer);
+    soc_write(SOC_PERIPHERAL_BASE + CIPHER_DMA_DESTINATION, (uint32_t)(uintptr_t)buffer);
+    soc_write(SOC_PERIPHERAL_BASE + CIPHER_CTRL, c->mode | CIPHER_CTRL_LITTLE_ENDIAN_MASK |
+              CIPHER_CTRL_DMA_MASK | CIPHER_CTRL_START_MASK);
+    soc_write(SOC_PERIPHERAL_BASE + CIPHER_IRQ_ENABLE, CIPHER_IRQ_ENABLE_DONE_MASK);
+    soc_irq_unmask(1u << SOC_PERIPHERAL_IRQ);
+    uint32_t start = soc_cycles();
+    while (!irq_done && soc_cycles() - start < 100000u)
+        ;
+    soc_irq_mask(1u << SOC_PERIPHERAL_IRQ);
+    __asm__ volatile("" ::: "memory");
+    report("DMA interrupt: DONE signals the results in RAM",
+           irq_done && irq_calls > 0 && same(buffer, c->expected, c->length));
+}
+
 /* --- cycles per block ------------------------------------------------------------------------ */
 
-static uint8_t bench_in[SELFTEST_BENCH_BLOCKS * SELFTEST_BLOCK_BYTES];
-static uint8_t bench_out[SELFTEST_BENCH_BLOCKS * SELFTEST_BLOCK_BYTES];
+static uint8_t bench_in[SELFTEST_BENCH_BLOCKS * SELFTEST_BLOCK_BYTES] __attribute__((aligned(4)));
+static uint8_t bench_out[SELFTEST_BENCH_BLOCKS * SELFTEST_BLOCK_BYTES] __attribute__((aligned(4)));
 
 /* Print cycles / blocks with one decimal; returns tenths of a cycle per block. */
 static uint32_t bench_line(const char *what, uint32_t blocks, uint32_t cycles)
@@ -136,6 +192,21 @@ static uint32_t bench_mode(const char *what, uint32_t mode)
     cipher_run(mode, SELFTEST_BENCH_KEY, SELFTEST_BENCH_KEY_BYTES, iv, bench_in, bench_out, 1);
     uint32_t start = soc_cycles();
     int status = cipher_run(mode, 0, 0, iv, bench_in, bench_out, SELFTEST_BENCH_BLOCKS);
+    uint32_t cycles = soc_cycles() - start;
+    if (status != CIPHER_OK) {
+        report(what, 0);
+        return 0;
+    }
+    return bench_line(what, SELFTEST_BENCH_BLOCKS, cycles);
+}
+
+/* The same through the DMA: from the write of CTRL to STATUS.DONE, as cipher_run_dma waits. */
+static uint32_t bench_dma(const char *what, uint32_t mode)
+{
+    static const uint8_t iv[16] = {0};
+    cipher_run(mode, SELFTEST_BENCH_KEY, SELFTEST_BENCH_KEY_BYTES, iv, bench_in, bench_out, 1);
+    uint32_t start = soc_cycles();
+    int status = cipher_run_dma(mode, 0, 0, iv, bench_in, bench_out, SELFTEST_BENCH_BLOCKS);
     uint32_t cycles = soc_cycles() - start;
     if (status != CIPHER_OK) {
         report(what, 0);
@@ -195,6 +266,17 @@ int main(void)
         run_case(&SELFTEST_CASES[i]);
     if (SELFTEST_IRQ)
         interrupt_test(&SELFTEST_CASES[SELFTEST_IRQ_CASE]);
+    if (info.dma) {
+        for (unsigned i = 0; i < SELFTEST_CASE_COUNT; i++)
+            if (SELFTEST_CASES[i].kind == SELFTEST_RUN)
+                run_case_dma(&SELFTEST_CASES[i]);
+        const selftest_case *c = &SELFTEST_CASES[SELFTEST_IRQ_CASE];
+        report("DMA: a buffer that is not word-aligned is refused",
+               cipher_run_dma(c->mode, c->key, c->key_bytes, c->iv, buffer + 1, buffer + 1,
+                              1) == CIPHER_E_DMA_ALIGN);
+        if (SELFTEST_IRQ)
+            dma_interrupt_test(c);
+    }
 
     for (uint32_t i = 0; i < sizeof bench_in; i++)
         bench_in[i] = (uint8_t)(i * 7u + 1u);
@@ -207,6 +289,11 @@ int main(void)
     bench_mode("CFB-encrypt", CIPHER_CFB);
     bench_mode("OFB-encrypt", CIPHER_OFB);
     bench_mode("CTR-encrypt", CIPHER_CTR);
+    uint32_t dma_cbc = 0;
+    if (info.dma) {
+        dma_cbc = bench_dma("DMA-CBC-encrypt", CIPHER_CBC);
+        bench_dma("DMA-CTR-encrypt", CIPHER_CTR);
+    }
 #if SELFTEST_GCM
     bench_gcm();
 #endif
@@ -217,6 +304,8 @@ int main(void)
 
     soc_printf("SUMMARY %s: %u/%u passed; CBC %u.%u cycles/block", SELFTEST_CORE, passed,
                tests, cbc / 10u, cbc % 10u);
+    if (info.dma)
+        soc_printf("; DMA CBC %u.%u cycles/block", dma_cbc / 10u, dma_cbc % 10u);
 #if SELFTEST_SOFTWARE_AES
     /* the speed-up with one decimal */
     uint32_t speedup = cbc ? (10u * software + cbc / 2u) / cbc : 0;
