@@ -65,10 +65,10 @@ class RegisterFile(wiring.Component):
     * read-only: ``In(layout)``, what reads return (``value`` field for a register without
       fields);
     * not stored but writable (``IV``, ``DIN``): ``In(32)`` readback where readable, and
-      ``<name>_write``: ``Out(1)``, high for the edge the write is taken (with ``write_data``,
-      ``write_sel``), after the busy refusal;
-    * every readable register also has ``<name>_read``: ``Out(1)``, high for the edge a read
-      is taken (``DOUT`` pops a word on it);
+      ``<name>_write``: ``Out(1)``, high in the cycle the write is applied (the ack cycle, with
+      ``write_data``, ``write_sel``), after the busy refusal;
+    * every readable register also has ``<name>_read``: ``Out(1)``, high in the cycle a read
+      is taken (``DOUT`` pops a word on its edge);
     * every writable stored register also has ``<name>_write``: ``Out(1)`` as above, after the
       busy refusal.
 

@@ -98,7 +98,8 @@ class MessageSequencer(wiring.Component):
     tag_expected : ``In(128)``
         GCM decryption.
     start, clear : ``In(1)``
-        One-edge commands: ``start`` is obeyed only while idle; ``clear`` always.
+        One-edge commands: ``start`` is obeyed only while idle (not ``busy``: a start on a busy
+        edge is ignored, nothing flagged); ``clear`` always.
     iv_write : ``In(block words)``, iv_data : ``In(32)``, iv_sel : ``In(4)``
         Bus writes to the ``IV`` words (with byte selects; only while idle).
     iv : ``Out(block_bits)``
@@ -407,9 +408,11 @@ class MessageSequencer(wiring.Component):
         needs_key = Signal()
         plan_ready = Signal(plan_layout)
         will_start = Signal()   # the start will be accepted (one flip-flop for busy)
-        m.d.sync += will_start.eq(self.start & ~self.clear & ~refusal & key_set &
+        idle = Signal()         # no message, no clear sequence, no start about to act
+        m.d.comb += idle.eq(~self.busy)
+        m.d.sync += will_start.eq(self.start & idle & ~refusal & key_set &
                                   (is_gcm_now | (config.blocks != 0)))
-        m.d.sync += [start.eq(self.start & ~self.clear), refused.eq(refusal),
+        m.d.sync += [start.eq(self.start & idle), refused.eq(refusal),
                      has_blocks.eq(config.blocks != 0), is_gcm.eq(config.mode == GCM_MODE),
                      needs_key.eq(key_dirty | (config.keysel != loaded_sel)),
                      plan_ready.eq(plan_next)]
@@ -436,6 +439,8 @@ class MessageSequencer(wiring.Component):
         busy = Signal()
         starting = Signal()     # the edge an accepted start acts on: busy already
         m.d.comb += [
+            # (A start is only taken while idle, so `will_start` is the edge it acts on.)
+            starting.eq(will_start),
             self.busy.eq(busy | scrub.busy | starting | self.clear),
             # STATUS.BUSY also shows a start about to act (a read right after START sees it).
             self.status_busy.eq(self.busy | (self.start & ~refusal & key_set &
@@ -449,7 +454,7 @@ class MessageSequencer(wiring.Component):
         with m.FSM():
             with m.State("Idle"):
                 # A refusal is flagged at once; an accepted start acts an edge later.
-                with m.If(self.start):
+                with m.If(self.start & idle):
                     with m.If(refusal):
                         m.d.comb += self.unsupported.eq(1)
                     with m.Elif(~key_set):
@@ -458,7 +463,6 @@ class MessageSequencer(wiring.Component):
                         with m.Elif(is_gcm_now | (config.blocks != 0)):
                             # The last GCM message's tag is gone from STATUS at once.
                             m.d.sync += [tag_ready.eq(0), authentic.eq(0)]
-                m.d.comb += starting.eq(will_start)
                 with m.If(start & ~refused & key_set):
                     if gcm is not None:
                         with m.If(is_gcm):
