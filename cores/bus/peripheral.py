@@ -111,12 +111,14 @@ class CipherPeripheral(wiring.Component):
     Cycle behaviour
     ---------------
     Every access takes two edges (registered ``ack``; ``ack`` is low for at least one edge
-    between accesses). ``START`` acts on the edge after its write; it loads the key into the
+    between accesses); a write lands on the edge that acknowledges it. ``START`` acts three
+    edges after its write is taken (the write lands, the START strobe follows, the start's
+    decisions are registered: all from flip-flops); it loads the key into the
     core first if it changed since the last load (or ``KEYSEL`` did): the core's key-load time.
     A block enters the core on the edge after its last word arrives in the block register
     (a FIFO's read register adds one edge), and its result is in the result register on the
-    edge the core gives it; the next block enters as the result leaves (CBC and CFB
-    encryption and OFB: one edge later). One block is in the core at a time.
+    the edge the core gives it; the next block enters on the edge after the result left (CBC
+    and CFB encryption and OFB: two edges after). One block is in the core at a time.
 
     ``CTRL.CLEAR`` aborts whatever is running and zeroizes: the key, IV and configuration
     registers, the block registers, the core (reset, then loaded with an all-zero key and given
