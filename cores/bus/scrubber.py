@@ -79,27 +79,31 @@ class Scrubber(wiring.Component):
         blocks_out = Signal(range(depth + 1))
         after_cores = "GCM key" if self._gcm else ("Fill" if self._fifos else "Empty")
 
+        # Busy from a flip-flop: set by start, cleared as the last step ends.
+        busy = Signal()
+        m.d.comb += self.busy.eq(busy)
+
         def restart():
             # A start in any state begins again.
             with m.If(self.start):
-                m.d.sync += self.select.eq(0)
+                m.d.sync += [self.select.eq(0), busy.eq(1)]
                 m.next = "Reset"
 
         with m.FSM():
             with m.State("Idle"):
                 restart()
             with m.State("Reset"):
-                m.d.comb += [self.busy.eq(1), self.reset.eq(1), self.empty.eq(1)]
+                m.d.comb += [self.reset.eq(1), self.empty.eq(1)]
                 m.next = "Key"
                 restart()
             with m.State("Key"):
-                m.d.comb += [self.busy.eq(1), self.key_valid.eq(1)]
+                m.d.comb += [self.key_valid.eq(1)]
                 with m.If(self.key_ready):
                     m.d.sync += [blocks_in.eq(0), blocks_out.eq(0)]
                     m.next = "Blocks"
                 restart()
             with m.State("Blocks"):
-                m.d.comb += [self.busy.eq(1), self.block_valid.eq(blocks_in != depth)]
+                m.d.comb += [self.block_valid.eq(blocks_in != depth)]
                 with m.If(self.block_valid & self.block_ready):
                     m.d.sync += blocks_in.eq(blocks_in + 1)
                 with m.If(self.result_valid):
@@ -116,24 +120,24 @@ class Scrubber(wiring.Component):
                 restart()
             if self._gcm:
                 with m.State("GCM key"):
-                    m.d.comb += [self.busy.eq(1), self.gcm_phase.eq(1), self.gcm_key_valid.eq(1)]
+                    m.d.comb += [self.gcm_phase.eq(1), self.gcm_key_valid.eq(1)]
                     with m.If(self.gcm_key_ready):
                         m.next = "GCM wait"
                     restart()
                 with m.State("GCM wait"):
-                    m.d.comb += [self.busy.eq(1), self.gcm_phase.eq(1)]
+                    m.d.comb += [self.gcm_phase.eq(1)]
                     with m.If(self.gcm_idle):
                         m.next = "Fill" if self._fifos else "Empty"
                     restart()
             if self._fifos:
                 with m.State("Fill"):
-                    m.d.comb += [self.busy.eq(1), self.fill.eq(1)]
+                    m.d.comb += [self.fill.eq(1)]
                     with m.If(self.filled):
                         m.next = "Empty"
                     restart()
             with m.State("Empty"):
-                m.d.comb += [self.busy.eq(1), self.empty.eq(1)]
-                m.d.sync += self.select.eq(0)
+                m.d.comb += [self.empty.eq(1)]
+                m.d.sync += [self.select.eq(0), busy.eq(0)]
                 m.next = "Idle"
                 restart()
         return m

@@ -447,8 +447,11 @@ class MessageSequencer(wiring.Component):
                                              (is_gcm_now | (config.blocks != 0)))),
         ]
 
+        # `busy` is a flip-flop: set as a message starts, cleared as the machine goes back to
+        # Idle (the end of a message, or clear).
         def obey_clear():
             with m.If(self.clear):
+                m.d.sync += busy.eq(0)
                 m.next = "Idle"
 
         with m.FSM():
@@ -464,6 +467,7 @@ class MessageSequencer(wiring.Component):
                             # The last GCM message's tag is gone from STATUS at once.
                             m.d.sync += [tag_ready.eq(0), authentic.eq(0)]
                 with m.If(start & ~refused & key_set):
+                    m.d.sync += busy.eq(has_blocks | is_gcm)
                     if gcm is not None:
                         with m.If(is_gcm):
                             m.d.comb += self.started.eq(1)
@@ -489,15 +493,16 @@ class MessageSequencer(wiring.Component):
                             m.next = "Run"
 
             with m.State("Key"):
-                m.d.comb += [busy.eq(1), cipher.key.valid.eq(1)]
+                m.d.comb += [cipher.key.valid.eq(1)]
                 with m.If(cipher.key.ready):
                     m.d.sync += [key_dirty.eq(0), loaded_sel.eq(keysel)]
                     m.next = "Run"
                 obey_clear()
 
             with m.State("Run"):
-                m.d.comb += [busy.eq(1), running.eq(1)]
+                m.d.comb += [running.eq(1)]
                 with m.If((out_left == 0) & (out_count == 0)):
+                    m.d.sync += busy.eq(0)
                     m.next = "Idle"
                 obey_clear()
 
@@ -520,20 +525,20 @@ class MessageSequencer(wiring.Component):
                             on_last()
 
                 with m.State("GCM key"):
-                    m.d.comb += [busy.eq(1), gcm.key.valid.eq(1)]
+                    m.d.comb += [gcm.key.valid.eq(1)]
                     with m.If(gcm.key.ready):
                         m.d.sync += [key_dirty.eq(0), gcm_dirty.eq(0), loaded_sel.eq(keysel)]
                         m.next = "GCM start"
                     obey_clear()
 
                 with m.State("GCM start"):
-                    m.d.comb += [busy.eq(1), gcm.start.valid.eq(1)]
+                    m.d.comb += [gcm.start.valid.eq(1)]
                     with m.If(gcm.start.ready):
                         m.next = "GCM IV"
                     obey_clear()
 
                 with m.State("GCM IV"):
-                    m.d.comb += [busy.eq(1), gcm.input.valid.eq(1),
+                    m.d.comb += [gcm.input.valid.eq(1),
                                  gcm.input.payload.data.eq(chain),
                                  gcm.input.payload.keep.eq(keep_bits(12)),
                                  gcm.input.payload.last.eq(1)]
@@ -542,7 +547,6 @@ class MessageSequencer(wiring.Component):
                     obey_clear()
 
                 with m.State("GCM AAD"):
-                    m.d.comb += busy.eq(1)
 
                     def aad_done():
                         m.d.sync += part_left.eq(config.text_bytes)
@@ -551,7 +555,6 @@ class MessageSequencer(wiring.Component):
                     obey_clear()
 
                 with m.State("GCM text"):
-                    m.d.comb += busy.eq(1)
 
                     def text_done():
                         with m.If(decrypt):
@@ -567,7 +570,7 @@ class MessageSequencer(wiring.Component):
                     obey_clear()
 
                 with m.State("GCM expected tag"):
-                    m.d.comb += [busy.eq(1), gcm.input.valid.eq(1),
+                    m.d.comb += [gcm.input.valid.eq(1),
                                  gcm.input.payload.data.eq(self.tag_expected),
                                  gcm.input.payload.keep.eq(leading_bytes(
                                      Mux(config.tag_bytes == 0, 16, config.tag_bytes))),
@@ -577,13 +580,14 @@ class MessageSequencer(wiring.Component):
                     obey_clear()
 
                 with m.State("GCM tag"):
-                    m.d.comb += [busy.eq(1), gcm.tag.ready.eq(out_count == 0)]
+                    m.d.comb += [gcm.tag.ready.eq(out_count == 0)]
                     with m.If(gcm.tag.valid & gcm.tag.ready):
                         m.d.sync += [tag.eq(gcm.tag.payload.tag),
                                      authentic.eq(gcm.tag.payload.authentic),
                                      tag_ready.eq(1)]
                         with m.If(decrypt & ~gcm.tag.payload.authentic):
                             m.d.comb += self.auth_fail.eq(1)
+                        m.d.sync += busy.eq(0)
                         m.next = "Idle"
                     obey_clear()
 
@@ -596,5 +600,5 @@ class MessageSequencer(wiring.Component):
                 zero += [self.tag, self.tag_ready, self.authentic, part_left, use_gcm]
                 m.d.sync += gcm_dirty.eq(1)
             m.d.sync += [signal.eq(0) for signal in zero]
-            m.d.sync += key_dirty.eq(1)
+            m.d.sync += [key_dirty.eq(1), busy.eq(0)]
         return m
