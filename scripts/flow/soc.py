@@ -84,6 +84,7 @@ class SoCBuild:
     firmware: str
     isa: str
     interrupts: bool = True
+    dma: bool = False
     overflow: str | None = None
     components: dict = field(default_factory=dict)
     fmax_mhz: float | None = None
@@ -96,7 +97,7 @@ class SoCBuild:
     def to_dict(self) -> dict:
         result = {name: getattr(self, name) for name in (
             "label", "board", "device", "family", "build_dir", "clock_mhz", "seed", "ram_bytes",
-            "firmware", "isa", "interrupts", "overflow", "fmax_mhz", "timing_met", "utilization", "bitstream",
+            "firmware", "isa", "interrupts", "dma", "overflow", "fmax_mhz", "timing_met", "utilization", "bitstream",
             "elapsed_s")}
         result["components"] = {name: vars(cells) for name, cells in self.components.items()}
         result["files"] = [vars(file) for file in self.files]
@@ -127,7 +128,7 @@ def build_soc(target, board, firmware, *, firmware_path: str, ram_bytes: int,
                       family=fpga.family(platform), build_dir=str(directory),
                       clock_mhz=platform.default_clk_frequency / 1e6, seed=seed,
                       ram_bytes=ram_bytes, firmware=str(firmware_path), isa=isa,
-                      interrupts=interrupts)
+                      interrupts=interrupts, dma=target.dma)
     flow = run_flow(top, platform, directory, key=key, core_path=paths["core"],
                     capacity=board.capacity, seeds=[seed], per_seed_files=False, pack=True,
                     progress=progress, keep=list(paths.values()))
