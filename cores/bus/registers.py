@@ -139,25 +139,25 @@ class RegisterFile(wiring.Component):
         m.d.sync += bus.ack.eq(take)
         read = take & ~bus.we
         write = Signal()
-        self._adr = adr = Signal.like(bus.adr)
         self._data = data = Signal.like(bus.dat_w)
         self._sel = sel = Signal.like(bus.sel)
-        m.d.sync += [write.eq(take & bus.we), adr.eq(bus.adr), data.eq(bus.dat_w),
-                     sel.eq(bus.sel)]
+        m.d.sync += [write.eq(take & bus.we), data.eq(bus.dat_w), sel.eq(bus.sel)]
         m.d.comb += [self.write_data.eq(data), self.write_sel.eq(sel)]
 
         own = {"BUSY_WRITE": Signal(), "BAD_ADDRESS": Signal(), "READ_ONLY": Signal()}
         self._own = own
         clear_bit = regmap.register("CTRL").field("CLEAR").offset
         read_values = []
-        read_decoded, write_decoded = [], []
+        read_decoded = []
 
         for reg, index, name, layout in self._words:
             address = reg.offsets()[index] // 4
             here = Signal(name=f"{name}_here")          # the write being applied
-            asked = Signal(name=f"{name}_asked")        # the read being taken
-            m.d.comb += [here.eq(adr == address), asked.eq(bus.adr == address)]
-            write_decoded.append(here)
+            asked = Signal(name=f"{name}_asked")        # the access being taken
+            # The address is decoded as the access is taken; a write's decode is registered
+            # with it (one flip-flop per register word).
+            m.d.comb += asked.eq(bus.adr == address)
+            m.d.sync += here.eq(asked)
             refused = Signal(name=f"{name}_refused")
             if reg.busy_refused:
                 if reg.name == "CTRL":
@@ -194,7 +194,11 @@ class RegisterFile(wiring.Component):
                 read_value = read_value | (Value.cast(value) & asked.replicate(32))
         with m.If(read):
             m.d.sync += bus.dat_r.eq(read_value)
-        with m.If((read & ~Cat(*read_decoded).any()) | (write & ~Cat(*write_decoded).any())):
+        unmapped = Signal()
+        m.d.comb += unmapped.eq(~Cat(*read_decoded).any())
+        unmapped_write = Signal()
+        m.d.sync += unmapped_write.eq(take & bus.we & unmapped)
+        with m.If((read & unmapped) | unmapped_write):
             m.d.comb += own["BAD_ADDRESS"].eq(1)
         return m
 
