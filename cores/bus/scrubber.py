@@ -82,11 +82,14 @@ class Scrubber(wiring.Component):
         # Busy from a flip-flop: set by start, cleared as the last step ends.
         busy = Signal()
         m.d.comb += self.busy.eq(busy)
+        # The blocks are offered from a flip-flop too.
+        pushing = Signal()
+        m.d.comb += self.block_valid.eq(pushing)
 
         def restart():
             # A start in any state begins again.
             with m.If(self.start):
-                m.d.sync += [self.select.eq(0), busy.eq(1)]
+                m.d.sync += [self.select.eq(0), busy.eq(1), pushing.eq(0)]
                 m.next = "Reset"
 
         with m.FSM():
@@ -99,13 +102,14 @@ class Scrubber(wiring.Component):
             with m.State("Key"):
                 m.d.comb += [self.key_valid.eq(1)]
                 with m.If(self.key_ready):
-                    m.d.sync += [blocks_in.eq(0), blocks_out.eq(0)]
+                    m.d.sync += [blocks_in.eq(0), blocks_out.eq(0), pushing.eq(1)]
                     m.next = "Blocks"
                 restart()
             with m.State("Blocks"):
-                m.d.comb += [self.block_valid.eq(blocks_in != depth)]
                 with m.If(self.block_valid & self.block_ready):
                     m.d.sync += blocks_in.eq(blocks_in + 1)
+                    with m.If(blocks_in == depth - 1):
+                        m.d.sync += pushing.eq(0)
                 with m.If(self.result_valid):
                     m.d.sync += blocks_out.eq(blocks_out + 1)
                 with m.If(blocks_out == depth):
