@@ -52,7 +52,9 @@ class MessageSequencer(wiring.Component):
     """Runs messages of ECB, CBC, CFB, OFB, CTR (and with ``gcm=True`` AES-GCM) through one of
     up to four cores, one 32-bit word at a time in and out, and zeroizes everything on ``clear``.
 
-    The data path is four block registers and one 1-LUT4-per-bit function in front of each:
+    The data path is four block registers, each with a small next-value function (no logic in
+    front of ``in_block``'s shift, one LUT4 a bit for ``mask``, ``out_block`` and the core's
+    input, three and the counter's sum for ``chain``):
 
     * ``in_block`` takes words (the most significant word of a block first);
     * the core's input is ``in_block`` (ECB, CBC decryption), ``in_block ^ chain`` (CBC
