@@ -60,7 +60,8 @@ def ram_bytes_for(ram_needed: int) -> int:
 
 def component_paths(target) -> dict:
     """The hierarchical names of the SoC's parts in the board top (``top.soc.*``)."""
-    core = "top.soc.peripheral." + ("share.core" if target.gcm else "engine.core")
+    # The sequencer holds the core (with GCM, inside the SharedCore both users take turns on).
+    core = "top.soc.peripheral.sequencer.cipher" + (".core" if target.gcm else "")
     paths = {"cpu": "top.soc.cpu", "ram": "top.soc.ram", "sysctl": "top.soc.sysctl",
              "decoder": "top.soc.decoder", "peripheral": "top.soc.peripheral", "core": core}
     if target.dma:
