@@ -70,7 +70,7 @@ def aes_reference(mode, decrypt, key, iv, blocks):
 
 # Messages ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("decrypt", [False, True])
+@pytest.mark.parametrize("decrypt", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_every_mode_through_the_dma_with_random_wait_states(decrypt):
     """AES-128, every mode, five blocks each, read from and written to a memory that waits 0
     to 3 edges at random on every access: the results in memory are pycryptodome's, STATUS.DONE
@@ -234,9 +234,16 @@ def dma_interval(core, mode, decrypt, blocks=6):
     return max(run_.steady_intervals())
 
 
-@pytest.mark.parametrize("target", ["aes-128", "aes-bram-128"])
-@pytest.mark.parametrize("mode, decrypt", [(Mode.ECB, False), (Mode.CTR, False),
-                                           (Mode.CBC, True)])
+# The default run keeps one case per core (the round AES in CTR, the block-RAM AES in CBC
+# decryption); -m slow runs the other four.
+@pytest.mark.parametrize("target, mode, decrypt", [
+    ("aes-128", Mode.CTR, False),
+    ("aes-bram-128", Mode.CBC, True),
+    pytest.param("aes-128", Mode.ECB, False, marks=pytest.mark.slow),
+    pytest.param("aes-128", Mode.CBC, True, marks=pytest.mark.slow),
+    pytest.param("aes-bram-128", Mode.ECB, False, marks=pytest.mark.slow),
+    pytest.param("aes-bram-128", Mode.CTR, False, marks=pytest.mark.slow),
+])
 def test_through_the_dma_a_block_costs_the_core_interval_and_one_edge(target, mode, decrypt):
     """The issue's target: within 10 % of the core's own interval. One block is in the core at a
     time and the next enters on the edge after the result leaves, while the DMA moves the next
