@@ -253,6 +253,9 @@ def vectors_header(target, *, small: bool = False, interrupts: bool = True) -> s
         f"#define SELFTEST_MODES 0x{modes:x}u",
         f"#define SELFTEST_DECRYPTS {int(config.decrypts)}",
         f"#define SELFTEST_GCM {int(target.gcm and not small)}",
+        # The DMA checks are compiled only for a peripheral with its DMA (the small RAMs of the
+        # iCE40 boards have no room for code that would not run).
+        f"#define SELFTEST_DMA {int(target.dma)}",
         f"#define SELFTEST_IRQ {int(interrupts)}",
         f"#define SELFTEST_SOFTWARE_AES {int(software)}",
         f"#define SELFTEST_BENCH_BLOCKS {4 if small else BENCH_BLOCKS}u",

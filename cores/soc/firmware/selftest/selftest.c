@@ -266,7 +266,7 @@ int main(void)
         run_case(&SELFTEST_CASES[i]);
     if (SELFTEST_IRQ)
         interrupt_test(&SELFTEST_CASES[SELFTEST_IRQ_CASE]);
-    if (info.dma) {
+    if (SELFTEST_DMA && info.dma) {
         for (unsigned i = 0; i < SELFTEST_CASE_COUNT; i++)
             if (SELFTEST_CASES[i].kind == SELFTEST_RUN)
                 run_case_dma(&SELFTEST_CASES[i]);
@@ -290,7 +290,7 @@ int main(void)
     bench_mode("OFB-encrypt", CIPHER_OFB);
     bench_mode("CTR-encrypt", CIPHER_CTR);
     uint32_t dma_cbc = 0;
-    if (info.dma) {
+    if (SELFTEST_DMA && info.dma) {
         dma_cbc = bench_dma("DMA-CBC-encrypt", CIPHER_CBC);
         bench_dma("DMA-CTR-encrypt", CIPHER_CTR);
     }
@@ -304,7 +304,7 @@ int main(void)
 
     soc_printf("SUMMARY %s: %u/%u passed; CBC %u.%u cycles/block", SELFTEST_CORE, passed,
                tests, cbc / 10u, cbc % 10u);
-    if (info.dma)
+    if (SELFTEST_DMA && info.dma)
         soc_printf("; DMA CBC %u.%u cycles/block", dma_cbc / 10u, dma_cbc % 10u);
 #if SELFTEST_SOFTWARE_AES
     /* the speed-up with one decimal */
