@@ -2,7 +2,7 @@
 """The SoC with the peripheral's DMA master: the arbiter that lets the CPU and the DMA share the
 bus, and the whole system in the compiled simulator running the self-test through the DMA."""
 
-from amaranth.hdl import Module
+from amaranth.hdl import Fragment, Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
@@ -178,6 +178,8 @@ def test_soc_puts_the_arbiter_in_only_with_a_dma():
     with_dma = CipherSoC(parse_target("wishbone-dma:aes-bram-128").build(), ram_bytes=1024,
                          clock_hz=1, uart_divisor=1)
     assert plain.arbiter is None and isinstance(with_dma.arbiter, WishboneArbiter)
+    for soc in (plain, with_dma):       # both elaborate (and nothing built is left unused)
+        Fragment.get(soc, None)
 
 
 # --- the flow ----------------------------------------------------------------------------------
