@@ -161,8 +161,9 @@ static void copy_bytes(const uint8_t *from, uint8_t *to, uint32_t blocks)
     }
 }
 
-int cipher_run(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint8_t *iv,
-               const uint8_t *in, uint8_t *out, uint32_t blocks)
+/* What a message through DIN/DOUT and one through the DMA both begin with: the length
+ * checked, the peripheral idle, the key (if given) and the IV (if given) written. */
+static int prepare(const uint8_t *key, uint32_t key_bytes, const uint8_t *iv, uint32_t blocks)
 {
     const uint32_t words = block_words, bytes = 4u * words;
     if (blocks > 0xffffu)
@@ -176,6 +177,15 @@ int cipher_run(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint
     if (iv)
         for (uint32_t i = 0; i < words; i++)
             soc_write(REG(CIPHER_IV_WORD(i)), number_word(iv, bytes, i));
+    return CIPHER_OK;
+}
+
+int cipher_run(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint8_t *iv,
+               const uint8_t *in, uint8_t *out, uint32_t blocks)
+{
+    int status = prepare(key, key_bytes, iv, blocks);
+    if (status != CIPHER_OK)
+        return status;
     /* Word-aligned buffers are copied a word at a time, the peripheral ordering the bytes
      * (CTRL.LITTLE_ENDIAN); others a byte at a time. */
     int aligned = (((uintptr_t)in | (uintptr_t)out) & 3u) == 0;
@@ -200,22 +210,13 @@ int cipher_run(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint
 int cipher_run_dma(uint32_t mode, const uint8_t *key, uint32_t key_bytes, const uint8_t *iv,
                    const uint8_t *in, uint8_t *out, uint32_t blocks)
 {
-    const uint32_t words = block_words, bytes = 4u * words;
     if (!has_dma)
         return CIPHER_E_MODE;
-    if (blocks > 0xffffu)
-        return CIPHER_E_LENGTH;
     if (blocks == 0)        /* nothing to move: a key load, say */
         return cipher_run(mode, key, key_bytes, iv, in, out, 0);
-    wait_idle();
-    if (key) {
-        int status = write_key(key, key_bytes);
-        if (status != CIPHER_OK)
-            return status;
-    }
-    if (iv)
-        for (uint32_t i = 0; i < words; i++)
-            soc_write(REG(CIPHER_IV_WORD(i)), number_word(iv, bytes, i));
+    int status = prepare(key, key_bytes, iv, blocks);
+    if (status != CIPHER_OK)
+        return status;
     soc_write(REG(CIPHER_LENGTH), blocks);
     /* RAM addresses are the CPU's (the DMA sees the same bus); the peripheral checks their
      * alignment. Memory words hold the bytes as a little-endian CPU loads them. */
