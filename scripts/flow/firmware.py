@@ -65,7 +65,11 @@ def compile_firmware(sources, output, *, isa: str = "rv32i", include_dirs=()) ->
         if any("No module named ziglang" in line for line in lines):
             raise FirmwareBuildError("building firmware needs the ziglang package: "
                                      "pip install ziglang")
-        raise FirmwareBuildError("firmware build failed:\n" + "\n".join(lines[:20]))
+        # The first error on the message's first line (a command prints one line), the
+        # compiler's context after it.
+        first = next((line for line in lines if "error" in line), lines[0] if lines else "")
+        raise FirmwareBuildError(f"firmware build failed: {first.strip()}\n" +
+                                 "\n".join(lines[:20]))
     subprocess.run([sys.executable, "-m", "ziglang", "objcopy", "-O", "binary", str(output),
                     str(output.with_suffix(".bin"))], check=True, capture_output=True)
     return output
