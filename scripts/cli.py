@@ -690,7 +690,11 @@ Convert a core to Verilog (or RTLIL) for use outside Amaranth: a top module
 (named by --name) with the ports below, and submodules whose names start with
 the top module's name. --core wishbone:CORE (e.g. wishbone:aes-128) exports the
 Wishbone peripheral with all five modes around that core instead (ports
-bus__cyc, bus__adr, ..., irq; registers in docs/wishbone.md).
+bus__cyc, bus__adr, ..., irq; registers in docs/wishbone.md); --core axi:CORE
+the same peripheral on AXI4-Lite (ports aclk, aresetn, s_axi_awaddr, ...,
+s_axi_rready, irq; SLVERR for the accesses the map flags). --axis exports a
+bare core with AXI4-Stream channels (ports aclk, aresetn, s_axis_key_*,
+s_axis_*, m_axis_*; docs/verilog.md).
 
 The Verilog has no always @* block: combinational logic is continuous
 assignments, clocked logic always @(posedge clk). It simulates alike from time 0
@@ -759,16 +763,27 @@ def _cmd_export(args):
     from cipher_cores.scripts.flow.toolchain import configure_export
 
     config = _peripheral_from_args(args) if _wrapper_of(args.core) else _config_from_args(args)
+    if args.axis and _wrapper_of(args.core):
+        raise _Exit(f"--axis wraps a bare core, not --core {args.core}: write e.g. "
+                    f"--core aes-128 --axis")
     if not args.verilog and not args.rtlil:
         raise _Exit("export needs --verilog FILE and/or --rtlil FILE")
     if args.name is not None:
         _check_module_name(args.name)
     _check_output_file(args.verilog, "--verilog")
     _check_output_file(args.rtlil, "--rtlil")
-    name = args.name or config.slug
+    name = args.name or (f"{config.slug}_axis" if args.axis else config.slug)
+
+    def design():
+        # What the top module is: the core, the core with AXI4-Stream channels, or the
+        # peripheral (on AXI4-Lite with Xilinx-style port names).
+        if args.axis:
+            from cipher_cores.cores.axis import axis_top
+            return axis_top(config.build())
+        return config.export_top() if hasattr(config, "export_top") else config.build()
     if args.rtlil:
         from amaranth.back import rtlil
-        pathlib.Path(args.rtlil).write_text(rtlil.convert(config.build(), name=name))
+        pathlib.Path(args.rtlil).write_text(rtlil.convert(design(), name=name))
         print(f"wrote {args.rtlil} (RTLIL, top module {name})")
     if args.verilog:
         configure_export()
@@ -776,7 +791,7 @@ def _cmd_export(args):
             _prepare_tools(["yosys"], configure=False)
         from cipher_cores.scripts.flow.export import verilog_text
         try:
-            text = verilog_text(config.build(), name=name)
+            text = verilog_text(design(), name=name)
         except Exception as error:
             raise _Exit(f"Verilog conversion failed: {type(error).__name__}: {error}") from None
         pathlib.Path(args.verilog).write_text(text)
@@ -985,6 +1000,9 @@ def make_parser() -> argparse.ArgumentParser:
     export.add_argument("--verilog", metavar="FILE", help="write Verilog here")
     export.add_argument("--rtlil", metavar="FILE", help="write RTLIL here")
     export.add_argument("--name", metavar="NAME", help="top module name (default: e.g. aes128)")
+    export.add_argument("--axis", action="store_true",
+                        help="the core with AXI4-Stream key, input and output channels "
+                             "(aclk, aresetn, s_axis_key_*, s_axis_*, m_axis_*)")
     export.set_defaults(func=_cmd_export)
 
     regmap = commands.add_parser(

@@ -1,4 +1,4 @@
-"""Bus peripherals: a Wishbone B4 target around a cipher core, its modes of operation and
+"""Bus peripherals: a Wishbone B4 (or AXI4-Lite: :mod:`cipher_cores.cores.bus.axi`) target around a cipher core, its modes of operation and
 (optionally) AES-GCM, which share the core (:class:`~cipher_cores.cores.bus.peripheral.SharedCore`).
 
 :class:`~cipher_cores.cores.bus.peripheral.CipherPeripheral` is the peripheral, :mod:`cipher_cores.cores.bus.regmap` its
@@ -15,11 +15,13 @@ import importlib
 
 
 __all__ = ["CipherPeripheral", "CoreSelect", "SharedCore", "CorePort", "WishboneSignature",
-           "WishboneDMA"]
+           "WishboneDMA", "AXI4LiteSignature", "AXI4LiteToWishbone", "axi_top", "PROTOCOLS"]
 
 _HOMES = {"CipherPeripheral": ".peripheral", "CoreSelect": ".peripheral",
           "SharedCore": ".peripheral", "CorePort": ".peripheral",
-          "WishboneSignature": ".wishbone", "WishboneDMA": ".dma"}
+          "WishboneSignature": ".wishbone", "WishboneDMA": ".dma",
+          "AXI4LiteSignature": ".axi", "AXI4LiteToWishbone": ".axi", "axi_top": ".axi",
+          "PROTOCOLS": ".peripheral"}
 
 
 def __getattr__(name):

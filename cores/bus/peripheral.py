@@ -15,6 +15,7 @@ from ..cipher import check_block_cipher
 from ..gcm import GCM
 from ..modes import Mode
 from . import regmap
+from .axi import AXI4LiteSignature, AXI4LiteToWishbone
 from .dma import WishboneDMA
 from .registers import RegisterFile
 from .sequencer import GCM_MODE, MessageSequencer
@@ -22,7 +23,7 @@ from .shared import CoreSelect, CorePort, SharedCore
 from .wishbone import WishboneSignature
 
 
-__all__ = ["CoreSelect", "CorePort", "SharedCore", "CipherPeripheral", "GCM_MODE"]
+__all__ = ["CoreSelect", "CorePort", "SharedCore", "CipherPeripheral", "GCM_MODE", "PROTOCOLS"]
 
 
 assert GCM_MODE == next(value for name, value, _ in regmap.register("CTRL").field("MODE").values
@@ -34,6 +35,13 @@ _GCM_ONLY = ("AAD_BYTES", "TEXT_BYTES", "TAG", "TAG_EXPECTED", "CTRL.TAG_BYTES",
              "IRQ_PENDING.TAG_READY")
 #: What a build without the DMA master does not have.
 _DMA_ONLY = ("DMA_SOURCE", "DMA_DESTINATION", "CTRL.DMA", "ERROR.DMA_BUS", "ERROR.DMA_ALIGN")
+
+
+#: The bus protocols the peripheral speaks (``protocol``), and what each is.
+PROTOCOLS = {
+    "wishbone": "Wishbone B4 classic target (bus errors flagged in ERROR, acknowledged)",
+    "axi4-lite": "AXI4-Lite subordinate (bus errors flagged in ERROR and answered SLVERR)",
+}
 
 
 def _byte_swapped(word):
@@ -67,11 +75,19 @@ class CipherPeripheral(wiring.Component):
         Also build AES-GCM (``CTRL.MODE`` = :data:`GCM_MODE`) around the same cores, which must
         have 128-bit blocks. Without it the registers GCM adds are unmapped
         (``ERROR.BAD_ADDRESS``).
+    protocol : :class:`str`
+        The register interface's bus, one of :data:`PROTOCOLS`: ``"wishbone"`` (the default)
+        or ``"axi4-lite"``. The registers and their behaviour are the same; on AXI4-Lite an
+        access that the map flags (``ERROR.BAD_ADDRESS``, ``READ_ONLY``, ``BUSY_WRITE``) also
+        gets the response ``SLVERR`` (:class:`~cipher_cores.cores.bus.axi.AXI4LiteToWishbone`:
+        no edge added to an access). The DMA master is a Wishbone initiator: ``dma`` needs
+        ``"wishbone"``.
 
     Members
     -------
     bus : ``In(WishboneSignature(addr_width=6, data_width=32, granularity=8))``
-        The register interface.
+        The register interface; with ``protocol="axi4-lite"``
+        ``In(AXI4LiteSignature(addr_width=8, data_width=32))`` (byte addresses).
     irq : ``Out(1)``
         High while a condition of ``IRQ_PENDING`` is true (``IRQ_ENABLE`` and the condition).
 
@@ -129,7 +145,8 @@ class CipherPeripheral(wiring.Component):
     ADDRESS_WIDTH = (regmap.ADDRESS_BYTES // 4 - 1).bit_length()
 
     def __init__(self, cores, *, modes=tuple(Mode), fifo_words: int = 0, gcm: bool = False,
-                 dma: bool = False, verified_plaintext: bool = False):
+                 dma: bool = False, verified_plaintext: bool = False,
+                 protocol: str = "wishbone"):
         if isinstance(cores, wiring.Component):
             cores = (cores,)
         try:
@@ -157,7 +174,8 @@ class CipherPeripheral(wiring.Component):
             fifo_words = 0
         self.check_limits(block_bits, widest.key_bits, fifo_words=fifo_words, gcm=gcm,
                           dma=dma, verified_plaintext=verified_plaintext,
-                          core=type(widest).__name__)
+                          protocol=protocol, core=type(widest).__name__)
+        self._protocol = protocol
         self._verified = verified_plaintext
         self._cores = cores
         self._fifo_words = fifo_words
@@ -173,17 +191,19 @@ class CipherPeripheral(wiring.Component):
             absent |= set(_DMA_ONLY)
         absent |= {f"KEY{i}" for i in range(self._key_words, regmap.register("KEY").count)}
         absent |= {f"IV{i}" for i in range(words, regmap.register("IV").count)}
-        self._registers = RegisterFile(absent=absent)
+        self._registers = RegisterFile(absent=absent, bus_errors=protocol == "axi4-lite")
         if fifo_words:
             self._din = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
             self._dout = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
         else:
             self._din = self._dout = None
-        members = {
-            "bus": In(WishboneSignature(addr_width=self.ADDRESS_WIDTH, data_width=32,
-                                        granularity=8)),
-            "irq": Out(1),
-        }
+        if protocol == "axi4-lite":
+            self._bridge = AXI4LiteToWishbone(addr_width=self.ADDRESS_WIDTH)
+            bus = AXI4LiteSignature(addr_width=self.ADDRESS_WIDTH + 2, data_width=32)
+        else:
+            self._bridge = None
+            bus = WishboneSignature(addr_width=self.ADDRESS_WIDTH, data_width=32, granularity=8)
+        members = {"bus": In(bus), "irq": Out(1)}
         if dma:
             members["dma"] = Out(self._dma.signature.members["bus"].signature)
         super().__init__(members)
@@ -191,7 +211,7 @@ class CipherPeripheral(wiring.Component):
     @staticmethod
     def check_limits(block_bits: int, key_bits: int, *, fifo_words: int | None = None,
                      gcm: bool = False, dma: bool = False, verified_plaintext: bool = False,
-                     core: str = "the core"):
+                     protocol: str = "wishbone", core: str = "the core"):
         """Check that the peripheral can be built around cores of ``block_bits`` and (at most)
         ``key_bits``, with ``fifo_words`` (``None``: the default) and ``gcm``; raise
         :exc:`ValueError` or :exc:`TypeError` (one line, naming ``core`` or the parameter) if
@@ -224,11 +244,22 @@ class CipherPeripheral(wiring.Component):
         for name, value in (("dma", dma), ("verified_plaintext", verified_plaintext)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, not {value!r}")
+        if not isinstance(protocol, str) or protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {', '.join(map(repr, PROTOCOLS))}, not "
+                             f"{protocol!r}")
+        if dma and protocol != "wishbone":
+            raise ValueError(f"dma=True needs protocol='wishbone' (the DMA master is a "
+                             f"Wishbone initiator), not {protocol!r}")
         if verified_plaintext and not gcm:
             raise ValueError("verified_plaintext=True needs gcm=True")
         if verified_plaintext and not fifo_words:
             raise ValueError("verified_plaintext=True needs an output FIFO (fifo_words of at "
                              "least one block) to hold the plaintext until the tag is checked")
+
+    @property
+    def protocol(self) -> str:
+        """The register interface's bus (a key of :data:`PROTOCOLS`)."""
+        return self._protocol
 
     @property
     def cores(self) -> tuple:
@@ -294,7 +325,12 @@ class CipherPeripheral(wiring.Component):
         words, depth = self._block_words, self._fifo_words
         m.submodules.registers = regs = self._registers
         m.submodules.sequencer = seq = self._sequencer
-        wiring.connect(m, wiring.flipped(self.bus), regs.bus)
+        if self._bridge is not None:
+            m.submodules.bridge = bridge = self._bridge
+            wiring.connect(m, wiring.flipped(self.bus), bridge.axi)
+            wiring.connect(m, bridge.wishbone, regs.bus)
+        else:
+            wiring.connect(m, wiring.flipped(self.bus), regs.bus)
         gcm = seq.gcm
 
         ctrl = regs.ctrl

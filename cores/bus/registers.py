@@ -44,10 +44,17 @@ class RegisterFile(wiring.Component):
         (``"KEY4"``) and fields (``"CTRL.TAG_BYTES"``). An absent register or word is unmapped
         (an access flags ``ERROR.BAD_ADDRESS`` and reads 0); an absent field holds nothing and
         reads 0.
+    bus_errors : :class:`bool`
+        Give the bus the ``err`` signal (:class:`WishboneSignature` feature ``"err"``) and end
+        every access the file flags (``BAD_ADDRESS``, ``READ_ONLY``, ``BUSY_WRITE``) with
+        ``err`` instead of ``ack`` (in the same cycle); the flag is set all the same. For a
+        bus that reports errors to the initiator (AXI4-Lite's ``SLVERR``:
+        :class:`~cipher_cores.cores.bus.axi.AXI4LiteToWishbone`).
 
     Members
     -------
     bus : ``In(WishboneSignature(addr_width=6, data_width=32, granularity=8))``
+        With ``features={"err"}`` if ``bus_errors``.
     busy : ``In(1)``
         While high, writes to the registers marked ``busy_refused`` in the map are refused
         (nothing changes, ``ERROR.BUSY_WRITE`` is set); ``CTRL.CLEAR`` is always obeyed.
@@ -81,7 +88,10 @@ class RegisterFile(wiring.Component):
     edge later): it lands on the edge that acknowledges it, and the next access sees it. A read
     of a ``rw1c`` register also sees the flags being raised in its own cycle.
     """
-    def __init__(self, *, absent=frozenset()):
+    def __init__(self, *, absent=frozenset(), bus_errors: bool = False):
+        if not isinstance(bus_errors, bool):
+            raise TypeError(f"bus_errors must be True or False, not {bus_errors!r}")
+        self._bus_errors = bus_errors
         absent = frozenset(absent)
         known = {reg.name for reg in regmap.REGISTERS}
         known |= {port_name(reg, i).upper() for reg in regmap.REGISTERS if reg.count > 1
@@ -94,7 +104,8 @@ class RegisterFile(wiring.Component):
         self._absent = absent
         members = {
             "bus": In(WishboneSignature(addr_width=(regmap.ADDRESS_BYTES // 4 - 1).bit_length(),
-                                        data_width=32, granularity=8)),
+                                        data_width=32, granularity=8,
+                                        features={"err"} if bus_errors else ())),
             "busy": In(1),
             "clear": In(1),
             "error_set": In(field_layout(regmap.register("ERROR"))),
@@ -135,8 +146,13 @@ class RegisterFile(wiring.Component):
         # and applied in the cycle after (the ack cycle), decoded from flip-flops: the bus
         # handshake reaches no write enable. A write lands on the edge that acknowledges it.
         take = Signal()
-        m.d.comb += take.eq(bus.cyc & bus.stb & ~bus.ack)
-        m.d.sync += bus.ack.eq(take)
+        if self._bus_errors:
+            answering = Signal()    # the cycle after an access was taken: ack or err
+            m.d.sync += answering.eq(take)
+            m.d.comb += take.eq(bus.cyc & bus.stb & ~answering)
+        else:
+            m.d.comb += take.eq(bus.cyc & bus.stb & ~bus.ack)
+            m.d.sync += bus.ack.eq(take)
         read = take & ~bus.we
         write = Signal()
         self._data = data = Signal.like(bus.dat_w)
@@ -200,6 +216,15 @@ class RegisterFile(wiring.Component):
         m.d.sync += unmapped_write.eq(take & bus.we & unmapped)
         with m.If((read & unmapped) | unmapped_write):
             m.d.comb += own["BAD_ADDRESS"].eq(1)
+        if self._bus_errors:
+            # The flags of the access being answered: a read's unmapped address (decoded as it
+            # was taken), a write's (decoded now, from flip-flops) and its refusals.
+            unmapped_read = Signal()
+            m.d.sync += unmapped_read.eq(read & unmapped)
+            refused = Signal()
+            m.d.comb += refused.eq(unmapped_read | unmapped_write | own["BUSY_WRITE"] |
+                                   own["READ_ONLY"])
+            m.d.comb += [bus.ack.eq(answering & ~refused), bus.err.eq(answering & refused)]
         return m
 
     def _stored(self, m, reg, name, written):

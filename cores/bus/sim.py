@@ -25,7 +25,8 @@ from ..sim import watchdog as _watchdog
 from .regmap import register
 
 
-__all__ = ["WishboneFirmware", "simulate_firmware", "BusRun", "stream_message", "dma_message"]
+__all__ = ["WishboneFirmware", "AXI4LiteFirmware", "firmware_class", "simulate_firmware",
+           "BusRun", "stream_message", "dma_message"]
 
 
 def _bit(register_name: str, field_name: str) -> int:
@@ -224,6 +225,51 @@ class WishboneFirmware:
             pass
 
 
+class AXI4LiteFirmware(WishboneFirmware):
+    """The same driver on the AXI4-Lite form of the peripheral (``protocol="axi4-lite"``): each
+    access sends its address (and data) and waits for the response before the next, as a CPU
+    without posted writes makes them (two edges with this peripheral, as on Wishbone).
+
+    ``responses`` holds each access's ``BRESP``/``RRESP`` (0 ``OKAY``, 2 ``SLVERR``).
+    """
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.responses = []
+
+    async def access(self, address: int, value: int | None = None, sel: int = 0b1111) -> int:
+        ctx, bus = self.ctx, self.bus
+        if value is None:
+            ctx.set(bus.araddr, address)
+            ctx.set(bus.arvalid, 1)
+            ctx.set(bus.rready, 1)
+            await ctx.tick().until(bus.arready)
+            ctx.set(bus.arvalid, 0)
+            data, response = await ctx.tick().sample(bus.rdata, bus.rresp).until(bus.rvalid)
+        else:
+            ctx.set(bus.awaddr, address)
+            ctx.set(bus.wdata, value)
+            ctx.set(bus.wstrb, sel)
+            ctx.set(bus.awvalid, 1)
+            ctx.set(bus.wvalid, 1)
+            ctx.set(bus.bready, 1)
+            # Address and data are taken together, on one edge.
+            await ctx.tick().until(bus.awready & bus.wready)
+            ctx.set(bus.awvalid, 0)
+            ctx.set(bus.wvalid, 0)
+            data = 0
+            response, = await ctx.tick().sample(bus.bresp).until(bus.bvalid)
+        self.accesses += 1
+        self.responses.append(response)
+        return data
+
+
+def firmware_class(dut) -> type:
+    """The driver of peripheral ``dut``'s bus: :class:`WishboneFirmware` or
+    :class:`AXI4LiteFirmware`."""
+    return AXI4LiteFirmware if getattr(dut, "protocol", "wishbone") == "axi4-lite" \
+        else WishboneFirmware
+
+
 def _memories(fragment) -> dict:
     # Memories by hierarchical name, for programs that inspect their contents.
     from amaranth.hdl._mem import MemoryInstance
@@ -241,7 +287,7 @@ def _memories(fragment) -> dict:
 def simulate_firmware(dut, program: Callable[[WishboneFirmware], Awaitable], *,
                       max_edges: int = 40_000, background: Sequence = (), memory=None):
     """Simulate peripheral ``dut`` driven by ``program(fw)``, an async function given a
-    :class:`WishboneFirmware`; ends when the program returns. :exc:`RuntimeError` if it has not
+    :class:`WishboneFirmware` (an :class:`AXI4LiteFirmware` for an AXI4-Lite peripheral); ends when the program returns. :exc:`RuntimeError` if it has not
     within ``max_edges`` edges. ``background`` holds further background testbenches (monitors);
     ``memory`` a :class:`~cipher_cores.cores.bus.sim_memory.WishboneMemory` on the peripheral's
     DMA port (``dut.dma``), for ``dma=True`` builds.
@@ -257,8 +303,8 @@ def simulate_firmware(dut, program: Callable[[WishboneFirmware], Awaitable], *,
     memories = _memories(fragment)
 
     async def testbench(ctx):
-        await program(WishboneFirmware(ctx, dut, rst=domain.rst, edges=edges,
-                                       memories=memories))
+        await program(firmware_class(dut)(ctx, dut, rst=domain.rst, edges=edges,
+                                          memories=memories))
 
     watchdog = _watchdog(max_edges, "the firmware")
 

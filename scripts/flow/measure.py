@@ -65,7 +65,9 @@ def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigur
     dma_message`: the DMA moving the words through a memory that answers on the edge of the
     strobe), on a CTR message of ``blocks`` random blocks and,
     decrypting, an ECB message (CTR again for an encrypt-only core), and return its
-    :class:`CycleFigures` (``through`` is ``"wishbone"``, or ``"dma"``).
+    :class:`CycleFigures` (``through`` is ``"wishbone"``, ``"axi4-lite"`` (the same
+    firmware, one AXI4-Lite access at a time: :class:`cipher_cores.cores.bus.sim.
+    AXI4LiteFirmware`), or ``"dma"``).
 
     ``blocks`` must leave a steady stretch after the FIFOs and the core fill up (about five
     blocks); ``verified`` says whether both messages and the lone blocks matched the model.
@@ -105,7 +107,7 @@ def measure_bus_cycles(config, *, blocks: int = 16, seed: int = 1) -> CycleFigur
         key_to_input=encrypt.start_to_input,
         verified=encrypt_ok and decrypt_ok,
         blocks=blocks,
-        through="dma" if config.dma else "wishbone",
+        through="dma" if config.dma else config.protocol,
     )
 
 

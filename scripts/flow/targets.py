@@ -87,7 +87,9 @@ class Target(Protocol):
 WRAPPERS = {"wishbone": "the Wishbone B4 peripheral with all five modes (ECB/CBC/CFB/OFB/CTR)",
             "wishbone-gcm": "the Wishbone B4 peripheral with the five modes and AES-GCM "
                             "(AES cores)",
-            "wishbone-dma": "the Wishbone B4 peripheral with the five modes and its DMA master"}
+            "wishbone-dma": "the Wishbone B4 peripheral with the five modes and its DMA master",
+            "axi": "the same peripheral on AXI4-Lite (s_axi_* ports, aclk, aresetn)",
+            "axi-gcm": "the AXI4-Lite peripheral with the five modes and AES-GCM (AES cores)"}
 
 _MODE_NAMES = ("ECB", "CBC", "CFB", "OFB", "CTR")
 
@@ -102,7 +104,9 @@ def _wrapped_label(wrapper: str, core: str, detail: str) -> str:
 @dataclass(frozen=True)
 class PeripheralConfig:
     """The Wishbone peripheral (:class:`cipher_cores.cores.bus.CipherPeripheral`, every mode, default FIFOs)
-    around one core configuration; with ``bus="wishbone-gcm"`` AES-GCM too (``gcm=True``).
+    around one core configuration; with ``bus="wishbone-gcm"`` AES-GCM too (``gcm=True``), with
+    ``"wishbone-dma"`` its DMA master; ``"axi"`` and ``"axi-gcm"`` the same peripheral on
+    AXI4-Lite (``protocol="axi4-lite"``).
 
     Raises :exc:`ValueError` (one line) for a core, a FIFO depth or GCM the peripheral cannot
     take: the peripheral's own limits, asked of
@@ -120,17 +124,22 @@ class PeripheralConfig:
         from cipher_cores.cores.bus import CipherPeripheral
         CipherPeripheral.check_limits(self.core.block_bits, self.core.key_bits,
                                       fifo_words=self.fifo_words, gcm=self.gcm, dma=self.dma,
-                                      core=self.core.label)
+                                      protocol=self.protocol, core=self.core.label)
 
     @property
     def gcm(self) -> bool:
         """Whether AES-GCM is built."""
-        return self.bus == "wishbone-gcm"
+        return self.bus in ("wishbone-gcm", "axi-gcm")
 
     @property
     def dma(self) -> bool:
         """Whether the DMA master is built."""
         return self.bus == "wishbone-dma"
+
+    @property
+    def protocol(self) -> str:
+        """The register interface's bus (:data:`cipher_cores.cores.bus.PROTOCOLS`)."""
+        return "axi4-lite" if self.bus.startswith("axi") else "wishbone"
 
     @property
     def modes(self) -> tuple:
@@ -153,8 +162,9 @@ class PeripheralConfig:
     def label(self) -> str:
         """``Wishbone AES-128 (ECB/CBC/CFB/OFB/CTR)``; the core's options, if any, come first
         in the parentheses."""
-        return _wrapped_label("Wishbone+DMA" if self.dma else "Wishbone", self.core.label,
-                              "/".join(self.modes))
+        bus = ("AXI4-Lite" if self.protocol == "axi4-lite" else
+               "Wishbone+DMA" if self.dma else "Wishbone")
+        return _wrapped_label(bus, self.core.label, "/".join(self.modes))
 
     @property
     def slug(self) -> str:
@@ -169,7 +179,17 @@ class PeripheralConfig:
         """A new peripheral, with a new core inside."""
         from cipher_cores.cores.bus import CipherPeripheral
         return CipherPeripheral(self.core.build(), gcm=self.gcm, dma=self.dma,
-                                fifo_words=self.fifo_words)
+                                fifo_words=self.fifo_words, protocol=self.protocol)
+
+    def export_top(self):
+        """What ``cipher-cores export`` writes: the peripheral itself (ports ``clk``, ``rst``,
+        ``bus__cyc`` ...) on Wishbone; on AXI4-Lite inside
+        :func:`cipher_cores.cores.bus.axi_top` (ports ``aclk``, ``aresetn``, ``s_axi_awaddr``
+        ..., ``irq``)."""
+        if self.protocol == "axi4-lite":
+            from cipher_cores.cores.bus import axi_top
+            return axi_top(self.build())
+        return self.build()
 
     def encrypt(self, key: int, block: int) -> int:
         return self.core.encrypt(key, block)
