@@ -1,0 +1,241 @@
+"""FuseSoC packages of the exported cores (:mod:`cipher_cores.scripts.flow.fusesoc`): the files
+written, FuseSoC finding the core (``fusesoc --cores-root DIR core list``), the ``sim`` target
+passing in Icarus Verilog through FuseSoC (and failing on a corrupted known answer), the
+``lint`` target, the refusals, ``cipher-cores export --fusesoc`` and the page docs/fusesoc.md.
+
+FuseSoC runs with its own HOME, XDG folders and an empty ``--config`` file in a temporary folder:
+the user's FuseSoC configuration and libraries are never read or written. FuseSoC (PyPI
+``fusesoc``, in the ``test`` extra) and Icarus Verilog are requirements: without them these
+tests fail, saying so.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from cipher_cores.scripts.flow.fusesoc import KINDS, kind_of, package_version, write_package
+from cipher_cores.scripts.flow.targets import parse_target
+
+
+#: The packages the default run builds once: a bare AES core, a bare PRESENT core and the
+#: Wishbone peripheral around AES-128.
+PACKAGES = ("aes-128", "present-80", "wishbone:aes-128")
+
+
+def _fusesoc_command() -> str:
+    command = shutil.which("fusesoc")
+    if command is None:
+        pytest.fail("fusesoc not found on PATH: pip install fusesoc (in the test extra)",
+                    pytrace=False)
+    return command
+
+
+@pytest.fixture(scope="module")
+def fusesoc(tmp_path_factory, icarus):
+    """``fusesoc(*arguments, cwd=...)``: FuseSoC run with a temporary HOME and XDG folders and an
+    empty configuration file, returning the finished process (stdout and stderr together)."""
+    command = _fusesoc_command()
+    home = tmp_path_factory.mktemp("fusesoc_home")
+    config = home / "fusesoc.conf"
+    config.write_text("")
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "FUSESOC_CONFIG" and not key.startswith("XDG_")}
+    environment.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+                       XDG_CACHE_HOME=str(home / "cache"), XDG_DATA_HOME=str(home / "data"))
+
+    def run(*arguments, cwd):
+        return subprocess.run([command, "--config", str(config), *map(str, arguments)],
+                              cwd=cwd, env=environment, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=120)
+    run.environment = environment
+    return run
+
+
+@pytest.fixture(scope="module")
+def exported():
+    """``exported(folder)``: the export's Yosys variables set (as ``cipher-cores export`` sets
+    them) while the block runs; undone after the module."""
+    from cipher_cores.scripts.flow.toolchain import configure_export
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("AMARANTH_USE_YOSYS", "YOSYS", "CIPHER_CORES_TOOL_VARS"):
+            patch.setenv(name, "")
+            patch.delenv(name)
+        configure_export()
+        yield
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory, exported):
+    """Each package of :data:`PACKAGES`, written once, in a folder of its own under one cores
+    root."""
+    root = tmp_path_factory.mktemp("cores")
+    return {text: write_package(parse_target(text), root / parse_target(text).slug)
+            for text in PACKAGES}, root
+
+
+def _results(text: str) -> int:
+    target = parse_target(text)
+    return len(target.vectors()) * (2 if target.decrypts else 1)
+
+
+def _sim(fusesoc, root, system, workdir):
+    return fusesoc("--cores-root", root, "run", "--build-root", workdir / "build",
+                   "--target", "sim", system, cwd=workdir)
+
+
+# --- the files ---------------------------------------------------------------------------------
+
+def test_package_holds_verilog_bench_and_core_file(packages):
+    written, root = packages
+    package = written["aes-128"]
+    version = package_version()
+    assert package.vlnv == f"cipher-cores:core:aes128:{version}"
+    assert package.system == "cipher-cores:core:aes128"
+    assert [path.name for path in package.files] == ["aes128.v", "aes128_tb.v", "aes128.core"]
+    assert all(path.parent == root / "aes128" for path in package.files)
+    assert re.search(r"^module aes128\(", package.verilog.read_text(), re.M)
+    bench = package.testbench.read_text()
+    assert re.search(r"^module aes128_tb;", bench, re.M)
+    assert "`timescale" not in bench and "always @*" not in bench
+    core = package.core_file.read_text()
+    assert core.startswith("CAPI=2:\n")
+    assert f"name: cipher-cores:core:aes128:{version}\n" in core
+    for target in ("default", "sim", "lint"):
+        assert f"\n  {target}:\n" in core
+    assert "toplevel: aes128_tb" in core and "iverilog_options: [-g2005]" in core
+    assert written["wishbone:aes-128"].vlnv == f"cipher-cores:wishbone:wishbone_aes128:{version}"
+
+
+def test_bench_checks_each_known_answer_both_ways(packages):
+    written, _ = packages
+    target = parse_target("aes-128")
+    bench = written["aes-128"].testbench.read_text()
+    for vector in target.vectors():
+        plaintext, ciphertext = f"128'h{vector.plaintext:032x}", f"128'h{vector.ciphertext:032x}"
+        assert f"load_key(128'h{vector.key:032x});" in bench
+        assert f", 1'b0, {plaintext}, {ciphertext});" in bench
+        assert f", 1'b1, {ciphertext}, {plaintext});" in bench
+
+
+def test_bench_of_a_peripheral_takes_its_offsets_from_the_register_map(packages):
+    from cipher_cores.cores.bus.regmap import register
+    written, _ = packages
+    bench = written["wishbone:aes-128"].testbench.read_text()
+    for name in ("CTRL", "STATUS", "LENGTH", "KEY", "DIN", "DOUT", "ERROR"):
+        assert f"localparam [31:0] {name} = 32'h{register(name).offset:x};" in bench
+    assert "check_no_error;" in bench
+
+
+def test_named_module(tmp_path, exported):
+    package = write_package(parse_target("present-80"), tmp_path, name="my_present")
+    assert package.vlnv == f"cipher-cores:core:my_present:{package_version()}"
+    assert [path.name for path in package.files] == ["my_present.v", "my_present_tb.v",
+                                                     "my_present.core"]
+    assert "my_present dut (" in package.testbench.read_text()
+    assert "toplevel: my_present_tb" in package.core_file.read_text()
+
+
+# --- refusals ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["gcm:aes-128"])
+def test_refuses_a_kind_with_no_package(text, tmp_path):
+    target = parse_target(text)
+    with pytest.raises(ValueError, match=rf"^no FuseSoC package for {re.escape(text)}: packages "
+                                         r"are made of bare cores .* and Wishbone peripherals"):
+        write_package(target, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["1core", "my-core", "", "a b"])
+def test_refuses_a_module_name_that_is_not_an_identifier(name, tmp_path):
+    with pytest.raises(ValueError, match=r"^name must be a Verilog identifier .*, not "):
+        write_package(parse_target("present-80"), tmp_path, name=name)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_each_kind_names_its_library():
+    assert kind_of(parse_target("present-80:decrypt=no")).library_for(
+        parse_target("present-80:decrypt=no")) == "core"
+    for bus in ("wishbone", "wishbone-gcm", "wishbone-dma"):
+        target = parse_target(f"{bus}:aes-128")
+        assert kind_of(target).library_for(target) == bus
+    assert len(KINDS) == 2
+
+
+# --- FuseSoC -----------------------------------------------------------------------------------
+
+def test_fusesoc_lists_each_core(fusesoc, packages, tmp_path):
+    written, root = packages
+    run = fusesoc("--cores-root", root, "core", "list", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout
+    for package in written.values():
+        assert re.search(rf"^{re.escape(package.vlnv)}\s*:\s*local\s*:", run.stdout, re.M), \
+            run.stdout
+
+
+@pytest.mark.parametrize("text", PACKAGES)
+def test_sim_target_passes_in_icarus(text, fusesoc, packages, tmp_path):
+    written, root = packages
+    run = _sim(fusesoc, root, written[text].system, tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "iverilog" in run.stdout and "-g2005" in run.stdout
+    assert re.search(rf"^PASS: {_results(text)} results of ", run.stdout, re.M), run.stdout
+    assert "FAIL" not in run.stdout
+
+
+@pytest.mark.parametrize("text", ["present-80", "wishbone:aes-128"])
+def test_sim_target_fails_on_a_corrupted_known_answer(text, fusesoc, packages, tmp_path):
+    written, _ = packages
+    root = tmp_path / "cores"
+    shutil.copytree(written[text].verilog.parent, root)
+    bench = root / written[text].testbench.name
+    vector = parse_target(text).vectors()[0]
+    digits = parse_target(text).block_bits // 4
+    right = f"'h{vector.ciphertext:0{digits}x});"
+    wrong = f"'h{vector.ciphertext ^ 1:0{digits}x});"
+    assert bench.read_text().count(right) == 1
+    bench.write_text(bench.read_text().replace(right, wrong))
+    run = _sim(fusesoc, root, written[text].system, tmp_path)
+    assert run.returncode != 0, run.stdout[-3000:]
+    assert re.search(rf"^FAIL: vector 0, encrypting: (result|DOUT gave) "
+                     rf"{vector.ciphertext:0{digits}x}, expected "
+                     rf"{vector.ciphertext ^ 1:0{digits}x}$", run.stdout, re.M), run.stdout
+    assert "PASS" not in run.stdout
+
+
+def test_lint_target_passes_and_fails_on_broken_verilog(fusesoc, packages, tmp_path):
+    written, _ = packages
+    package = written["present-80"]
+    run = fusesoc("--cores-root", package.verilog.parent, "run", "--build-root",
+                  tmp_path / "build", "--target", "lint", package.system, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "-Wall -tnull" in run.stdout
+    assert "warning" not in run.stdout.lower()
+    root = tmp_path / "broken"
+    shutil.copytree(package.verilog.parent, root)
+    verilog = root / package.verilog.name
+    verilog.write_text(verilog.read_text() + "module broken; wire w = ; endmodule\n")
+    run = fusesoc("--cores-root", root, "run", "--build-root", tmp_path / "build2",
+                  "--target", "lint", package.system, cwd=tmp_path)
+    assert run.returncode != 0
+    assert "syntax error" in run.stdout
+
+
+#: More configurations: an encrypt-only core (a bench that only encrypts) and the DMA
+#: peripheral (its master's inputs tied to 0) in the default run, the rest with ``-m slow``.
+MORE = [pytest.param(text, marks=() if text in {"present-80:decrypt=no", "wishbone-dma:present-80"}
+                     else pytest.mark.slow)
+        for text in ("present-80:decrypt=no", "wishbone-dma:present-80", "wishbone:present-80",
+                     "wishbone:present-80:decrypt=no", "aes-192", "aes-256:sbox=boolean",
+                     "present-serial-128")]
+
+
+@pytest.mark.parametrize("text", MORE)
+def test_sim_target_passes_for_more_configurations(text, fusesoc, exported, tmp_path):
+    package = write_package(parse_target(text), tmp_path / "cores")
+    run = _sim(fusesoc, tmp_path / "cores", package.system, tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert re.search(rf"^PASS: {_results(text)} results of ", run.stdout, re.M), run.stdout
