@@ -277,7 +277,8 @@ def test_target_errors_are_one_line(text, error, message):
     assert message in info.value.args[0] and "\n" not in info.value.args[0]
     if text.startswith("uart"):
         assert info.value.args[0].endswith("(or a bus wrapper: wishbone:CORE, "
-                                           "wishbone-gcm:CORE, wishbone-dma:CORE)")
+                                           "wishbone-gcm:CORE, wishbone-dma:CORE, axi:CORE, "
+                                           "axi-gcm:CORE)")
 
 
 def test_peripheral_refuses_a_block_size_it_cannot_take():
