@@ -82,3 +82,39 @@ def test_wishbone_peripheral_cbc_message_matches_pycryptodome(wishbone, tmp_path
 
 def test_wishbone_peripheral_ctr_message_matches_pycryptodome(wishbone, tmp_path):
     run_one(wishbone, "wishbone_bench", "aes_wb", "test_ctr_message", tmp_path)
+
+
+# --- AXI4-Lite peripheral -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def axi_lite(tmp_path_factory, icarus):
+    """The AXI4-Lite peripheral around AES-128, exported as ``aes_axi`` and built for cocotb."""
+    folder = tmp_path_factory.mktemp("axi_lite")
+    verilog = export_verilog(["--core", "axi:aes-128"], folder / "aes_axi.v", "aes_axi")
+    return build([verilog], "aes_axi", folder / "build")
+
+
+def test_axi_lite_peripheral_passes_the_fips197_vector_in_ecb(axi_lite, tmp_path):
+    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_fips197_ecb", tmp_path)
+
+
+def test_axi_lite_peripheral_cbc_message_matches_pycryptodome(axi_lite, tmp_path):
+    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_cbc_message", tmp_path)
+
+
+def test_axi_lite_peripheral_ctr_message_matches_pycryptodome(axi_lite, tmp_path):
+    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_ctr_message", tmp_path)
+
+
+def test_axi_lite_read_of_an_unmapped_address_answers_slverr_and_flags_it(axi_lite, tmp_path):
+    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_unmapped_read_answers_slverr", tmp_path)
+
+
+def test_axi_lite_write_to_an_unmapped_address_answers_slverr_and_flags_it(axi_lite, tmp_path):
+    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_unmapped_write_answers_slverr",
+            tmp_path)
+
+
+def test_axi_lite_write_to_a_read_only_register_answers_slverr_and_flags_it(axi_lite, tmp_path):
+    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_read_only_write_answers_slverr",
+            tmp_path)
