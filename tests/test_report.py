@@ -378,5 +378,8 @@ def test_markdown_explains_cycles_through_the_bus():
     label = "Wishbone TOY-80 (ECB/CBC/CFB/OFB/CTR)"
     report["cycles"][label] = {**report["cycles"]["TOY-80"], "through": "wishbone"}
     page = markdown_report(report)
-    assert "Wishbone rows are measured through the bus, as firmware sees them" in page
+    assert "Wishbone and AXI4-Lite rows are measured through the bus, as firmware sees them" \
+        in page
+    report["cycles"][label]["through"] = "axi4-lite"
+    assert "AXI4-Lite rows are measured through the bus" in markdown_report(report)
     assert "through the bus" not in markdown_report(report_fixture())

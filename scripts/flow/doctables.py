@@ -221,7 +221,7 @@ def catalog_table(family: str | None = None,
 class Measured:
     """What the advice table uses of one row of the results page."""
     target: str                 # as the report takes it: "aes-bram-128:decrypt=no"
-    kind: str                   # "core", "gcm" or "wishbone"
+    kind: str                   # "core", "gcm", "wishbone" or "axi"
     family: str                 # the cipher's package: "aes", "present"
     decrypts: bool
     device: str
@@ -253,7 +253,8 @@ def _target(config: dict) -> tuple | None:
     elif wrapper in GCM_PRESETS:
         kind, text = "gcm", f"{wrapper}:{core.text}"
     elif wrapper in WRAPPERS:
-        kind, text = "wishbone", f"{wrapper}:{core.text}"
+        kind = "axi" if wrapper.startswith("axi") else "wishbone"
+        text = f"{wrapper}:{core.text}"
     else:
         return None
     return text, kind, family_of(entry), parse_target(text).decrypts

@@ -433,7 +433,7 @@ def _comparison_lines(report: dict) -> list:
 
 
 #: How the cycles of a core in the Wishbone peripheral are measured (for the page).
-_BUS_CYCLES = ("Wishbone rows are measured through the bus, as firmware sees them "
+_BUS_CYCLES = ("Wishbone and AXI4-Lite rows are measured through the bus, as firmware sees them "
                "(`cipher_cores.cores.bus.sim.stream_message`): one access at a time (2 edges per 32-bit "
                "word), `STATUS` polled before each block; cycles/block is the steady interval "
                "between results of a long CTR message (decrypt: ECB), latency from a lone "
@@ -483,8 +483,8 @@ def _cycle_lines(report: dict) -> list:
     return ["## Cycles, measured in simulation", "",
             "Clock edges, blocks offered back to back with the output always ready "
             "(`cipher_cores.cores.sim.simulate_cipher`); results checked against the reference model."
-            + (" " + _BUS_CYCLES if any(c.get("through") == "wishbone" for c in cycles.values())
-               else "")
+            + (" " + _BUS_CYCLES if any(c.get("through") in ("wishbone", "axi4-lite")
+                                        for c in cycles.values()) else "")
             + (" " + _DMA_CYCLES if any(c.get("through") == "dma" for c in cycles.values())
                else "")
             + (" " + _GCM_CYCLES if any(c.get("through") == "gcm" for c in cycles.values())
