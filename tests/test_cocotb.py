@@ -118,3 +118,22 @@ def test_axi_lite_write_to_an_unmapped_address_answers_slverr_and_flags_it(axi_l
 def test_axi_lite_write_to_a_read_only_register_answers_slverr_and_flags_it(axi_lite, tmp_path):
     run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_read_only_write_answers_slverr",
             tmp_path)
+
+
+# --- AXI4-Stream core ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def axi_stream(tmp_path_factory, icarus):
+    """AES-128 with AXI4-Stream channels, exported as ``aes_axis`` and built for cocotb."""
+    folder = tmp_path_factory.mktemp("axi_stream")
+    verilog = export_verilog(["--core", "aes", "--key-bits", "128", "--axis"],
+                             folder / "aes_axis.v", "aes_axis")
+    return build([verilog], "aes_axis", folder / "build")
+
+
+def test_axi_stream_core_encrypts_frames_keeping_their_boundaries(axi_stream, tmp_path):
+    run_one(axi_stream, "axis_bench", "aes_axis", "test_encrypt_frames", tmp_path)
+
+
+def test_axi_stream_core_decrypts_frames_keeping_their_boundaries(axi_stream, tmp_path):
+    run_one(axi_stream, "axis_bench", "aes_axis", "test_decrypt_frames", tmp_path)
