@@ -696,6 +696,11 @@ s_axi_rready, irq; SLVERR for the accesses the map flags). --axis exports a
 bare core with AXI4-Stream channels (ports aclk, aresetn, s_axis_key_*,
 s_axis_*, m_axis_*; docs/verilog.md).
 
+--fusesoc DIR writes a FuseSoC package of a bare core or a Wishbone peripheral
+into DIR: the Verilog, a self-checking testbench of the known-answer vectors
+and a CAPI2 .core file with targets default, sim and lint (Icarus Verilog);
+see docs/fusesoc.md.
+
 The Verilog has no always @* block: combinational logic is continuous
 assignments, clocked logic always @(posedge clk). It simulates alike from time 0
 under Verilog-2005 and SystemVerilog semantics (tested with Icarus Verilog
@@ -766,13 +771,25 @@ def _cmd_export(args):
     if args.axis and _wrapper_of(args.core):
         raise _Exit(f"--axis wraps a bare core, not --core {args.core}: write e.g. "
                     f"--core aes-128 --axis")
-    if not args.verilog and not args.rtlil:
-        raise _Exit("export needs --verilog FILE and/or --rtlil FILE")
+    if not args.verilog and not args.rtlil and not args.fusesoc:
+        raise _Exit("export needs --verilog FILE and/or --rtlil FILE (or --fusesoc DIR)")
     if args.name is not None:
         _check_module_name(args.name)
     _check_output_file(args.verilog, "--verilog")
     _check_output_file(args.rtlil, "--rtlil")
     name = args.name or (f"{config.slug}_axis" if args.axis else config.slug)
+    if args.fusesoc:
+        from cipher_cores.scripts.flow import fusesoc
+        if args.axis:
+            raise _Exit("--fusesoc packages a bare core or a Wishbone peripheral, not --axis")
+        try:
+            fusesoc.kind_of(config)
+        except ValueError as error:
+            raise _Exit(str(error)) from None
+        _check_output_folder(args.fusesoc, "--fusesoc")
+        for path in fusesoc.package_files(args.fusesoc, name):
+            if path.is_dir():
+                raise _Exit(f"--fusesoc {args.fusesoc}: a folder {path} is in the way")
 
     def design():
         # What the top module is: the core, the core with AXI4-Stream channels, or the
@@ -796,6 +813,21 @@ def _cmd_export(args):
             raise _Exit(f"Verilog conversion failed: {type(error).__name__}: {error}") from None
         pathlib.Path(args.verilog).write_text(text)
         print(f"wrote {args.verilog} (Verilog, top module {name})")
+    if args.fusesoc:
+        configure_export()
+        if os.environ.get("AMARANTH_USE_YOSYS") == "system":
+            _prepare_tools(["yosys"], configure=False)
+        try:
+            package = fusesoc.write_package(config, args.fusesoc, name=name)
+        except OSError as error:
+            raise _Exit(f"--fusesoc {args.fusesoc}: cannot write "
+                        f"({(error.strerror or type(error).__name__).lower()})") from None
+        except Exception as error:
+            raise _Exit(f"Verilog conversion failed: {type(error).__name__}: {error}") from None
+        for path, what in zip(package.files, (f"Verilog, top module {name}",
+                                              f"testbench, top module {package.bench}",
+                                              f"FuseSoC core {package.vlnv}")):
+            print(f"wrote {path} ({what})")
     return 0
 
 
@@ -1003,6 +1035,9 @@ def make_parser() -> argparse.ArgumentParser:
     export.add_argument("--axis", action="store_true",
                         help="the core with AXI4-Stream key, input and output channels "
                              "(aclk, aresetn, s_axis_key_*, s_axis_*, m_axis_*)")
+    export.add_argument("--fusesoc", metavar="DIR",
+                        help="write a FuseSoC package here: the Verilog, a self-checking "
+                             "testbench and a CAPI2 .core file (docs/fusesoc.md)")
     export.set_defaults(func=_cmd_export)
 
     regmap = commands.add_parser(

@@ -50,7 +50,7 @@ from typing import Callable
 
 
 __all__ = ["PackageKind", "KINDS", "FuseSocPackage", "package_version", "kind_of",
-           "write_package"]
+           "package_files", "write_package"]
 
 
 def package_version() -> str:
@@ -83,19 +83,24 @@ class _Port:
         return f"wire {vector}{self.name};"
 
 
-def _ports(component, verilog: str, module: str) -> list:
-    """The module's ports: ``clk`` and ``rst`` if the Verilog has them, then the component's
-    signature members in order (their Verilog names join the path with ``__``)."""
-    from amaranth.hdl import Shape
+_DECLARATION = re.compile(r"^\s*(input|output|inout)\s+(?:\[(\d+):(\d+)\]\s+)?(\w+);$", re.M)
 
-    header = re.search(rf"^module {re.escape(module)}\((.*?)\);", verilog, re.M | re.S)
-    names = set() if header is None else {p.strip() for p in header.group(1).split(",")}
-    ports = [_Port(name, 1, True) for name in ("clk", "rst") if name in names]
-    for path, member in component.signature.members.flatten():
-        if member.is_port:
-            ports.append(_Port("__".join(map(str, path)), Shape.cast(member.shape).width,
-                               member.flow.name == "In"))
-    return ports
+
+def _ports(verilog: str, module: str, first=()) -> list:
+    """The ports of module ``module`` as Yosys' ``write_verilog`` declares them (``input [5:0]
+    bus__adr;``), in the order of its header but ``first`` (clock and reset) first."""
+    start = re.search(rf"^module {re.escape(module)}\((.*?)\);", verilog, re.M | re.S)
+    if start is None:
+        raise ValueError(f"the exported Verilog has no module {module!r}")
+    body = verilog[start.end():verilog.index("endmodule", start.end())]
+    declared = {}
+    for direction, msb, lsb, name in _DECLARATION.findall(body):
+        width = 1 if not msb else abs(int(msb) - int(lsb)) + 1
+        declared[name] = _Port(name, width, direction == "input")
+    order = [name.strip() for name in start.group(1).split(",")]
+    order = [name for name in first if name in declared] + \
+            [name for name in order if name not in first]
+    return [declared[name] for name in order]
 
 
 _FRAME = """\
@@ -114,17 +119,17 @@ module {bench};
 {connections}
   );
 
-  always #{half_period} clk = ~clk;
+  always #{half_period} {clock} = ~{clock};
 
   // Wait for the next falling edge at which `which` is high.
   task wait_high(input integer which);
     integer waited;
     begin
       waited = 0;
-      @(negedge clk);
+      @(negedge {clock});
       while (sampled(which) !== 1'b1 && waited < WAIT_LIMIT) begin
         waited = waited + 1;
-        @(negedge clk);
+        @(negedge {clock});
       end
       if (sampled(which) !== 1'b1) begin
         $display("FAIL: %0s not high within %0d cycles (time %0t)", signal_name(which),
@@ -136,7 +141,7 @@ module {bench};
 
   task next_edge;
     begin
-      @(posedge clk);
+      @(posedge {clock});
       #1;
     end
   endtask
@@ -152,26 +157,30 @@ endmodule
 """
 
 
-def _rst_task(ports) -> str:
-    if any(port.name == "rst" for port in ports):
-        return ("  task rst_pulse;                    // rst is synchronous and active high\n"
-                "    begin\n      rst = 1'b1;\n      next_edge;\n      next_edge;\n"
-                "      rst = 1'b0;\n    end\n  endtask\n")
+def _rst_task(kind, ports) -> str:
+    """``rst_pulse``: the kind's reset asserted for two rising edges (or one edge without it)."""
+    if any(port.name == kind.reset for port in ports):
+        on, off = ("1'b0", "1'b1") if kind.reset_low else ("1'b1", "1'b0")
+        level = "low" if kind.reset_low else "high"
+        return (f"  task rst_pulse;                    // {kind.reset}: synchronous, active "
+                f"{level}\n    begin\n      {kind.reset} = {on};\n      next_edge;\n"
+                f"      next_edge;\n      {kind.reset} = {off};\n    end\n  endtask\n")
     return "  task rst_pulse;\n    next_edge;\n  endtask\n"
 
 
-def _frame(target, module: str, ports: list, *, summary: str, wait_limit: int,
+def _frame(kind, target, module: str, ports: list, *, summary: str, wait_limit: int,
            body: str, statements: list) -> str:
-    """The bench: the shared frame around a kind's tasks (``body``, which defines the functions
-    ``sampled`` and ``signal_name`` that :func:`wait_high` calls) and its statements."""
+    """The bench: the shared frame (ports, clock, reset, ``wait_high``, the ending) around a
+    kind's tasks (``body``, which defines the functions ``sampled`` and ``signal_name`` that
+    ``wait_high`` calls) and its statements."""
     summary = textwrap.fill(f"A self-checking Verilog-2005 testbench of module {module}: {summary}",
                             width=98, initial_indent="// ", subsequent_indent="// ")
     connections = ",\n".join(f"    .{port.name}({port.name})" for port in ports)
     return _FRAME.format(
         version=package_version(), label=target.label, module=module, bench=f"{module}_tb",
-        summary=summary, wait_limit=wait_limit, half_period=_PERIOD // 2,
+        summary=summary, wait_limit=wait_limit, half_period=_PERIOD // 2, clock=kind.clock,
         declarations="\n".join(f"  {port.declaration()}" for port in ports),
-        connections=connections, body=_rst_task(ports) + "\n" + body,
+        connections=connections, body=_rst_task(kind, ports) + "\n" + body,
         statements="\n".join(f"    {statement}" for statement in statements))
 
 
@@ -231,62 +240,45 @@ _CORE_BODY = """\
 """
 
 
-def _core_bench(target, module: str, ports: list, component) -> str:
-    vectors = _vectors(target)
+def _known_answers(target, call: str) -> list:
+    """The bench's statements: for each vector, ``call`` with its key, then a check of its
+    encryption and, where the target decrypts, of its decryption."""
     statements = []
-    for index, vector in enumerate(vectors):
-        block = target.block_bits
+    block = target.block_bits
+    for index, vector in enumerate(_vectors(target)):
         statements.append(f"// {vector.source}")
-        statements.append(f"load_key({_hex(vector.key, target.key_bits)});")
+        statements.append(f"{call}({_hex(vector.key, target.key_bits)});")
         statements.append(f"check({index}, 1'b0, {_hex(vector.plaintext, block)}, "
                           f"{_hex(vector.ciphertext, block)});")
         if target.decrypts:
             statements.append(f"check({index}, 1'b1, {_hex(vector.ciphertext, block)}, "
                               f"{_hex(vector.plaintext, block)});")
+    return statements
+
+
+def _core_bench(kind, target, module: str, ports: list, component) -> str:
     slowest = max(component.latency, component.key_load_cycles, component.initiation_interval)
     body = _CORE_BODY.format(key_msb=target.key_bits - 1, block_msb=target.block_bits - 1,
                              bench=f"{module}_tb")
     both = "each encrypted and its ciphertext decrypted" if target.decrypts else "each encrypted"
-    return _frame(target, module, ports, body=body, statements=statements,
-                  wait_limit=4 * slowest + 100,
+    return _frame(kind, target, module, ports, body=body,
+                  statements=_known_answers(target, "load_key"), wait_limit=4 * slowest + 100,
                   summary=f"loads each known-answer key and runs its vector ({both}) through "
                           f"the key, input and output streams.")
 
 
-# --- a Wishbone peripheral: the firmware's calls --------------------------------------------------
+# --- a peripheral: the firmware's calls, over one bus or another ------------------------------
 
-_WISHBONE_BODY = """\
+#: A peripheral's bench but the bus: a kind of peripheral adds the task ``access(write, address,
+#: value)`` (one register access; a read leaves the word in ``data``) and the functions
+#: ``sampled``/``signal_name`` that ``wait_high`` calls (what ends an access).
+_PERIPHERAL_BODY = """\
   // Register byte offsets and fields, from cipher_cores.cores.bus.regmap.
 {registers}
 
-  function sampled(input integer which);   // 0: bus__ack
-    sampled = bus__ack;
-  endfunction
-
-  function [8*8:1] signal_name(input integer which);
-    signal_name = "bus__ack";
-  endfunction
-
   reg [31:0] data;                      // the last word read
 
-  // One classic Wishbone cycle: all four byte lanes, ended by ack.
-  task access(input write, input [7:0] address, input [31:0] value);
-    begin
-      bus__adr = address >> 2;
-      bus__we = write;
-      bus__dat_w = value;
-      bus__sel = 4'hf;
-      bus__cyc = 1'b1;
-      bus__stb = 1'b1;
-      wait_high(0);
-      data = bus__dat_r;
-      next_edge;                          // the cycle ends on this edge
-      bus__cyc = 1'b0;
-      bus__stb = 1'b0;
-      bus__we = 1'b0;
-    end
-  endtask
-
+{access}
   // Read STATUS until (STATUS & mask) == value.
   task poll(input [31:0] mask, input [31:0] value);
     integer polls;
@@ -352,58 +344,88 @@ _WISHBONE_BODY = """\
   endtask
 """
 
+_WISHBONE_ACCESS = """\
+  function sampled(input integer which);   // what ends an access: bus__ack
+    sampled = bus__ack;
+  endfunction
 
-def _wishbone_bench(target, module: str, ports: list, component) -> str:
+  function [8*8:1] signal_name(input integer which);
+    signal_name = "bus__ack";
+  endfunction
+
+  // One classic Wishbone cycle: all four byte lanes, ended by ack.
+  task access(input write, input [7:0] address, input [31:0] value);
+    begin
+      bus__adr = address >> 2;
+      bus__we = write;
+      bus__dat_w = value;
+      bus__sel = 4'hf;
+      bus__cyc = 1'b1;
+      bus__stb = 1'b1;
+      wait_high(0);
+      data = bus__dat_r;
+      next_edge;                          // the cycle ends on this edge
+      bus__cyc = 1'b0;
+      bus__stb = 1'b0;
+      bus__we = 1'b0;
+    end
+  endtask
+"""
+
+_WISHBONE_PORTS = frozenset({"bus__cyc", "bus__stb", "bus__we", "bus__adr", "bus__dat_w",
+                             "bus__sel", "bus__dat_r", "bus__ack"})
+
+
+def _register_constants() -> str:
     from cipher_cores.cores.bus.regmap import register
     from cipher_cores.cores.modes import Mode
 
-    vectors = _vectors(target)
-    names = {port.name for port in ports}
-    missing = {"bus__cyc", "bus__stb", "bus__we", "bus__adr", "bus__dat_w", "bus__sel",
-               "bus__dat_r", "bus__ack"} - names
-    if missing:
-        raise ValueError(f"{target.label} has no Wishbone port {', '.join(sorted(missing))}")
-
-    def field(name, field_name):
+    def mask(name, field_name):
         return register(name).field(field_name).mask
-    constants = {
-        "CTRL": register("CTRL").offset, "STATUS": register("STATUS").offset,
-        "ERROR": register("ERROR").offset, "LENGTH": register("LENGTH").offset,
-        "KEY": register("KEY").offset, "DIN": register("DIN").offset,
-        "DOUT": register("DOUT").offset,
+    constants = {name: register(name).offset
+                 for name in ("CTRL", "STATUS", "ERROR", "LENGTH", "KEY", "DIN", "DOUT")}
+    constants.update({
         "MODE_ECB": Mode.ECB.value << register("CTRL").field("MODE").offset,
-        "CTRL_DECRYPT": field("CTRL", "DECRYPT"), "CTRL_START": field("CTRL", "START"),
-        "STATUS_BUSY": field("STATUS", "BUSY"), "STATUS_IN_SPACE": field("STATUS", "IN_SPACE"),
-        "STATUS_OUT_READY": field("STATUS", "OUT_READY"),
-        "STATUS_DONE": field("STATUS", "DONE"),
-    }
-    registers = "\n".join(f"  localparam [31:0] {name} = 32'h{value:x};"
-                          for name, value in constants.items())
+        "CTRL_DECRYPT": mask("CTRL", "DECRYPT"), "CTRL_START": mask("CTRL", "START"),
+        "STATUS_BUSY": mask("STATUS", "BUSY"), "STATUS_IN_SPACE": mask("STATUS", "IN_SPACE"),
+        "STATUS_OUT_READY": mask("STATUS", "OUT_READY"), "STATUS_DONE": mask("STATUS", "DONE"),
+    })
+    return "\n".join(f"  localparam [31:0] {name} = 32'h{value:x};"
+                     for name, value in constants.items())
+
+
+def _peripheral_bench(kind, target, module: str, ports: list, component, *, access: str,
+                      needs: frozenset, bus: str) -> str:
+    """The bench of a peripheral on the bus whose ``access`` task (and ``sampled``,
+    ``signal_name``) is given; ``needs`` are the bus ports that task drives and reads."""
+    missing = needs - {port.name for port in ports}
+    if missing:
+        raise ValueError(f"{target.label} has no {bus} port {', '.join(sorted(missing))}")
     key_words = -(-target.key_bits // 32)
-    body = _WISHBONE_BODY.format(
-        registers=registers, bench=f"{module}_tb", key_msb=target.key_bits - 1,
-        key_words=key_words, key_padded=32 * key_words, block_msb=target.block_bits - 1,
-        block_bits=target.block_bits, block_words=target.block_bits // 32)
-    statements = []
-    for index, vector in enumerate(vectors):
-        block = target.block_bits
-        statements.append(f"// {vector.source}")
-        statements.append(f"set_key({_hex(vector.key, target.key_bits)});")
-        statements.append(f"check({index}, 1'b0, {_hex(vector.plaintext, block)}, "
-                          f"{_hex(vector.ciphertext, block)});")
-        if target.decrypts:
-            statements.append(f"check({index}, 1'b1, {_hex(vector.ciphertext, block)}, "
-                              f"{_hex(vector.plaintext, block)});")
-    statements.append("check_no_error;")
+    body = _PERIPHERAL_BODY.format(
+        registers=_register_constants(), access=access, bench=f"{module}_tb",
+        key_msb=target.key_bits - 1, key_words=key_words, key_padded=32 * key_words,
+        block_msb=target.block_bits - 1, block_bits=target.block_bits,
+        block_words=target.block_bits // 32)
     both = "encrypted and decrypted" if target.decrypts else "encrypted"
-    return _frame(target, module, ports, body=body, statements=statements, wait_limit=10_000,
+    return _frame(kind, target, module, ports, body=body, wait_limit=10_000,
+                  statements=_known_answers(target, "set_key") + ["check_no_error;"],
                   summary=f"as firmware would, writes each known-answer key to KEY and runs "
                           f"its vector through one-block ECB messages ({both}) over the "
-                          f"Wishbone bus, then checks that ERROR is 0. Other inputs (a DMA "
+                          f"{bus} bus, then checks that ERROR is 0. Other inputs (a DMA "
                           f"master's) stay 0.")
 
 
+def _wishbone_bench(kind, target, module, ports, component) -> str:
+    return _peripheral_bench(kind, target, module, ports, component, access=_WISHBONE_ACCESS,
+                             needs=_WISHBONE_PORTS, bus="Wishbone")
+
+
 # --- the kinds ------------------------------------------------------------------------------------
+
+def _build(target):
+    return target.build()
+
 
 @dataclass(frozen=True)
 class PackageKind:
@@ -411,27 +433,35 @@ class PackageKind:
 
     Attributes
     ----------
-    library : str
-        The VLNV's library part (``core``, or the bus wrapper's name), or ``None`` to take the
-        target's own (``wishbone``, ``wishbone-gcm``, ``wishbone-dma``: see ``library_of``).
+    library : str or callable
+        The VLNV's library part (``core``), or ``library(target) -> str`` (the bus wrapper's
+        name: ``wishbone``, ``wishbone-dma``).
     accepts : callable
         ``accepts(target) -> bool``: whether this kind packages ``target``.
     bench : callable
-        ``bench(target, module, ports, component) -> str``: the testbench's Verilog, driving the
-        exported ``module`` (``component`` is the instance the Verilog was made from).
+        ``bench(kind, target, module, ports, component) -> str``: the testbench's Verilog,
+        driving the exported ``module`` (``ports`` as the Verilog declares them; ``component``
+        is the design the Verilog was made from).
     what : str
         What the package holds, for its description (``the bare core``).
-    library_of : callable or None
-        ``library_of(target) -> str`` when ``library`` is ``None``.
+    design : callable
+        ``design(target)``: the component exported (``target.build()`` by default).
+    clock, reset : str
+        The top module's clock and reset ports (``clk``, ``rst``).
+    reset_low : bool
+        Whether the reset is active low (``aresetn``).
     """
-    library: str | None
+    library: str | Callable
     accepts: Callable
     bench: Callable
     what: str
-    library_of: Callable | None = None
+    design: Callable = _build
+    clock: str = "clk"
+    reset: str = "rst"
+    reset_low: bool = False
 
     def library_for(self, target) -> str:
-        return self.library if self.library is not None else self.library_of(target)
+        return self.library if isinstance(self.library, str) else self.library(target)
 
 
 def _is_core(target) -> bool:
@@ -444,19 +474,23 @@ def _is_wishbone(target) -> bool:
     return isinstance(target, PeripheralConfig) and target.bus.startswith("wishbone")
 
 
+def _peripheral_top(target):
+    """What ``cipher-cores export`` writes of a peripheral target."""
+    return target.export_top() if hasattr(target, "export_top") else target.build()
+
+
 #: The kinds of target a package can be made of, tried in order.
 KINDS = (
-    PackageKind("core", _is_core, _core_bench,
-                "the bare core (streams key, input, output)"),
-    PackageKind(None, _is_wishbone, _wishbone_bench,
+    PackageKind("core", _is_core, _core_bench, "the bare core (streams key, input, output)"),
+    PackageKind(lambda target: target.bus, _is_wishbone, _wishbone_bench,
                 "the Wishbone B4 peripheral (registers in docs/wishbone.md)",
-                library_of=lambda target: target.bus),
+                design=_peripheral_top),
 )
 
 
 def kind_of(target) -> PackageKind:
     """The :class:`PackageKind` of ``target``; :exc:`ValueError` (one line) for a kind no
-    package is made of (GCM alone, another project's Verilog)."""
+    package is made of (GCM alone, the AXI4-Lite peripheral, another project's Verilog)."""
     for kind in KINDS:
         if kind.accepts(target):
             return kind
@@ -546,6 +580,14 @@ def _check_module(name: str):
                          f"digits or _), not {name!r}")
 
 
+def package_files(directory, module: str) -> tuple:
+    """The paths :func:`write_package` writes for top module ``module`` in ``directory``: the
+    Verilog, the testbench and the ``.core`` file."""
+    directory = Path(directory)
+    return (directory / f"{module}.v", directory / f"{module}_tb.v",
+            directory / f"{module}.core")
+
+
 def write_package(target, directory, *, name: str | None = None) -> FuseSocPackage:
     """Write the FuseSoC package of ``target`` into ``directory`` (made if missing, files of
     the same names overwritten) and return what was written.
@@ -578,10 +620,10 @@ def write_package(target, directory, *, name: str | None = None) -> FuseSocPacka
     vlnv = f"cipher-cores:{library}:{module}:{version}"
     bench = f"{module}_tb"
 
-    component = target.build()
+    component = kind.design(target)
     verilog = verilog_text(component, module)
-    ports = _ports(component, verilog, module)
-    bench_text = kind.bench(target, module, ports, component)
+    ports = _ports(verilog, module, first=(kind.clock, kind.reset))
+    bench_text = kind.bench(kind, target, module, ports, component)
 
     description = (f"{target.label}: {kind.what}, exported to Verilog-2005 by "
                    f"amaranth-cipher-cores {version} (top module {module})")
@@ -593,10 +635,7 @@ def write_package(target, directory, *, name: str | None = None) -> FuseSocPacka
         lint_description=json.dumps(f"iverilog -g2005 -Wall -tnull on {module}"))
 
     directory.mkdir(parents=True, exist_ok=True)
-    package = FuseSocPackage(vlnv=vlnv, module=module, bench=bench,
-                             verilog=directory / f"{module}.v",
-                             testbench=directory / f"{bench}.v",
-                             core_file=directory / f"{module}.core")
+    package = FuseSocPackage(vlnv, module, bench, *package_files(directory, module))
     package.verilog.write_text(verilog)
     package.testbench.write_text(bench_text)
     package.core_file.write_text(core_text)
