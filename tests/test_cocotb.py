@@ -11,25 +11,46 @@ made once per module and worker, and fails when that cocotb test fails. Icarus (
 
 from pathlib import Path
 
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+
 import pytest
 
-from .support.cocotb_run import build, export_verilog, run_cocotb
+from cipher_cores.scripts.cli import main
+
+from .support.cocotb_run import build, export_verilog, read_results, run_cocotb
 
 
 ROOT = Path(__file__).parent.parent
+PAGE = ROOT / "docs" / "verilog.md"
 SEED = 2026
+
+
+@dataclass(frozen=True)
+class Export:
+    """An exported top module: its Verilog file and the cocotb runner it is built in."""
+    verilog: Path
+    runner: object
+
+
+def exported(tmp_path_factory, arguments: list, name: str) -> Export:
+    folder = tmp_path_factory.mktemp(name)
+    verilog = export_verilog(arguments, folder / f"{name}.v", name)
+    return Export(verilog, build([verilog], name, folder / "build"))
 
 
 @pytest.fixture(scope="module")
 def wishbone(tmp_path_factory, icarus):
     """The Wishbone peripheral around AES-128, exported as ``aes_wb`` and built for cocotb."""
-    folder = tmp_path_factory.mktemp("wishbone")
-    verilog = export_verilog(["--core", "wishbone:aes-128"], folder / "aes_wb.v", "aes_wb")
-    return build([verilog], "aes_wb", folder / "build")
+    return exported(tmp_path_factory, ["--core", "wishbone:aes-128"], "aes_wb")
 
 
-def run_one(runner, module: str, toplevel: str, testcase: str, tmp_path: Path):
-    run = run_cocotb(runner, module, toplevel, tmp_path / testcase, testcase=testcase,
+def run_one(export: Export, module: str, toplevel: str, testcase: str, tmp_path: Path):
+    run = run_cocotb(export.runner, module, toplevel, tmp_path / testcase, testcase=testcase,
                      seed=SEED)
     run.check(expected=1)
     return run
@@ -89,9 +110,7 @@ def test_wishbone_peripheral_ctr_message_matches_pycryptodome(wishbone, tmp_path
 @pytest.fixture(scope="module")
 def axi_lite(tmp_path_factory, icarus):
     """The AXI4-Lite peripheral around AES-128, exported as ``aes_axi`` and built for cocotb."""
-    folder = tmp_path_factory.mktemp("axi_lite")
-    verilog = export_verilog(["--core", "axi:aes-128"], folder / "aes_axi.v", "aes_axi")
-    return build([verilog], "aes_axi", folder / "build")
+    return exported(tmp_path_factory, ["--core", "axi:aes-128"], "aes_axi")
 
 
 def test_axi_lite_peripheral_passes_the_fips197_vector_in_ecb(axi_lite, tmp_path):
@@ -125,10 +144,8 @@ def test_axi_lite_write_to_a_read_only_register_answers_slverr_and_flags_it(axi_
 @pytest.fixture(scope="module")
 def axi_stream(tmp_path_factory, icarus):
     """AES-128 with AXI4-Stream channels, exported as ``aes_axis`` and built for cocotb."""
-    folder = tmp_path_factory.mktemp("axi_stream")
-    verilog = export_verilog(["--core", "aes", "--key-bits", "128", "--axis"],
-                             folder / "aes_axis.v", "aes_axis")
-    return build([verilog], "aes_axis", folder / "build")
+    return exported(tmp_path_factory, ["--core", "aes", "--key-bits", "128", "--axis"],
+                    "aes_axis")
 
 
 def test_axi_stream_core_encrypts_frames_keeping_their_boundaries(axi_stream, tmp_path):
@@ -137,3 +154,55 @@ def test_axi_stream_core_encrypts_frames_keeping_their_boundaries(axi_stream, tm
 
 def test_axi_stream_core_decrypts_frames_keeping_their_boundaries(axi_stream, tmp_path):
     run_one(axi_stream, "axis_bench", "aes_axis", "test_decrypt_frames", tmp_path)
+
+
+# --- docs/verilog.md ----------------------------------------------------------------------
+
+def page_blocks(language: str) -> list:
+    """The fenced ``language`` blocks of ``docs/verilog.md``, in order."""
+    return re.findall(rf"^```{language}\n(.*?)^```", PAGE.read_text(), flags=re.M | re.S)
+
+
+def page_file(name: str) -> str:
+    """The Python block of the page that is the file ``name`` (its first line says so)."""
+    found = [block for block in page_blocks("python") if block.startswith(f"# {name}:")]
+    assert len(found) == 1, f"docs/verilog.md has {len(found)} blocks for {name}"
+    return found[0]
+
+
+def test_the_pages_verilog_example_compiles_against_both_axi_exports(axi_lite, axi_stream,
+                                                                       icarus, tmp_path):
+    example, = page_blocks("verilog")
+    (tmp_path / "example.v").write_text(example)
+    iverilog, _ = icarus
+    compiled = subprocess.run([iverilog, "-g2005", "-s", "crypto_subsystem", "-o",
+                               str(tmp_path / "example.vvp"), str(tmp_path / "example.v"),
+                               str(axi_lite.verilog), str(axi_stream.verilog)],
+                              capture_output=True, text=True)
+    # Icarus warns about a port width that does not match, and fails on a port that does not
+    # exist: the example must do neither.
+    assert compiled.returncode == 0 and compiled.stdout + compiled.stderr == "", \
+        compiled.stdout + compiled.stderr
+
+
+def test_the_pages_cocotb_example_passes_as_the_page_runs_it(icarus, tmp_path, monkeypatch):
+    commands, = [block for block in page_blocks("sh") if "run_cocotb.py" in block]
+    lines = commands.strip().splitlines()
+    export, = [line for line in lines if line.startswith("cipher-cores export")]
+    assert lines[-1] == "python run_cocotb.py"
+    for name in ("cocotb_aes_axis.py", "run_cocotb.py"):
+        (tmp_path / name).write_text(page_file(name))
+    monkeypatch.chdir(tmp_path)
+    for variable in ("AMARANTH_USE_YOSYS", "YOSYS", "CIPHER_CORES_TOOL_VARS"):
+        monkeypatch.delenv(variable, raising=False)
+    assert main(shlex.split(export)[1:]) == 0
+    # As a user runs it: a plain Python, not under pytest (the runner ends a pytest run itself).
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "PYTEST_CURRENT_TEST"}
+    ran = subprocess.run([sys.executable, "run_cocotb.py"], cwd=tmp_path, env=environment,
+                         capture_output=True, text=True)
+    output = ran.stdout + ran.stderr
+    assert ran.returncode == 0, output[-3000:]
+    assert "1 of 1 cocotb tests passed" in ran.stdout
+    cases = read_results(tmp_path / "sim_build" / "results.xml")
+    assert [(case.name, case.failure) for case in cases] == [("encrypt_and_decrypt", None)]

@@ -46,7 +46,7 @@ def firmware_on(master: AxiLiteMaster) -> Firmware:
     return Firmware(read, write)
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_fips197_ecb(dut):
     """FIPS-197 Appendix C.1 (AES-128) in ECB mode, encrypted then decrypted."""
     vector = FIPS197_APPENDIX_C[0]
@@ -57,7 +57,7 @@ async def test_fips197_ecb(dut):
         [vector.plaintext]
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_cbc_message(dut):
     """A CBC message of random blocks (key, IV, text from the seed) encrypted, then decrypted."""
     rng = seeded("axi-cbc")
@@ -70,7 +70,7 @@ async def test_cbc_message(dut):
     assert await firmware.message("CBC", key, iv, ciphertext, decrypt=True) == blocks
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_ctr_message(dut):
     """A CTR message of random blocks (key, initial counter, text from the seed)."""
     rng = seeded("axi-ctr")
@@ -85,7 +85,7 @@ async def error_flags(firmware: Firmware) -> int:
     return await firmware.read("ERROR") & (bit("ERROR", "BAD_ADDRESS") | bit("ERROR", "READ_ONLY"))
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_unmapped_read_answers_slverr(dut):
     """A read of an unmapped address: ``SLVERR``, data 0, ``ERROR.BAD_ADDRESS`` set (and only
     it); writing 1 to it clears it."""
@@ -100,7 +100,7 @@ async def test_unmapped_read_answers_slverr(dut):
     assert await error_flags(firmware) == 0
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_unmapped_write_answers_slverr(dut):
     """A write to an unmapped address: ``SLVERR`` and ``ERROR.BAD_ADDRESS``."""
     master = await axi_master(dut)
@@ -110,7 +110,7 @@ async def test_unmapped_write_answers_slverr(dut):
     assert await error_flags(firmware) == bit("ERROR", "BAD_ADDRESS")
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_read_only_write_answers_slverr(dut):
     """A write to ``STATUS`` (read-only): ``SLVERR``, ``ERROR.READ_ONLY`` set (and only it),
     ``STATUS`` unchanged."""

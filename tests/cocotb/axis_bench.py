@@ -72,13 +72,13 @@ async def run_frames(dut, name: str, decrypt: bool):
     assert source.empty() and key_source.empty()
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_encrypt_frames(dut):
     """Frames of several lengths encrypted (``tuser`` 0)."""
     await run_frames(dut, "axis-encrypt", decrypt=False)
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_decrypt_frames(dut):
     """Frames of several lengths decrypted (``tuser`` 1)."""
     await run_frames(dut, "axis-decrypt", decrypt=True)

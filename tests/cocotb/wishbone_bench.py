@@ -48,7 +48,7 @@ async def wishbone_firmware(dut) -> Firmware:
     return Firmware(read, write)
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_fips197_ecb(dut):
     """FIPS-197 Appendix C.1 (AES-128) in ECB mode, encrypted then decrypted."""
     vector = FIPS197_APPENDIX_C[0]
@@ -59,7 +59,7 @@ async def test_fips197_ecb(dut):
         [vector.plaintext]
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_cbc_message(dut):
     """A CBC message of random blocks (key, IV, text from the seed) encrypted, then decrypted."""
     rng = seeded("wishbone-cbc")
@@ -72,7 +72,7 @@ async def test_cbc_message(dut):
     assert await firmware.message("CBC", key, iv, ciphertext, decrypt=True) == blocks
 
 
-@cocotb.test()
+@cocotb.test(timeout_time=200, timeout_unit="us")
 async def test_ctr_message(dut):
     """A CTR message of random blocks (key, initial counter, text from the seed)."""
     rng = seeded("wishbone-ctr")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 __all__ = ["ROOT", "COCOTB_PACKAGE", "SEED_VARIABLE", "export_verilog", "build", "CocotbCase",
-           "CocotbRun", "run_cocotb"]
+           "CocotbRun", "read_results", "run_cocotb"]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 #: The package the cocotb test modules are imported from (``tests/cocotb/``).
@@ -94,7 +94,8 @@ class CocotbRun:
             assert len(names) == expected, f"{self.module}: ran {names}, expected {expected}"
 
 
-def _cases(results: Path) -> tuple:
+def read_results(results: Path) -> tuple:
+    """The :class:`CocotbCase` of each test in cocotb's results file ``results``."""
     cases = []
     for case in ElementTree.parse(results).getroot().iter("testcase"):
         problem = case.find("failure")
@@ -136,5 +137,5 @@ def run_cocotb(runner, module: str, toplevel: str, test_dir: Path, *, testcase: 
     finally:
         sys.path[:] = saved_path
     text = log.read_text(errors="replace") if log.exists() else ""
-    cases = _cases(results) if results.exists() else ()
+    cases = read_results(results) if results.exists() else ()
     return CocotbRun(full_name, cases, text, exit_code)
