@@ -139,6 +139,10 @@ def test_axi_lite_write_to_a_read_only_register_answers_slverr_and_flags_it(axi_
             tmp_path)
 
 
+
+def test_axi_lite_key_write_while_busy_answers_slverr_and_flags_it(axi_lite, tmp_path):
+    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_busy_write_answers_slverr", tmp_path)
+
 # --- AXI4-Stream core ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -155,6 +159,10 @@ def test_axi_stream_core_encrypts_frames_keeping_their_boundaries(axi_stream, tm
 def test_axi_stream_core_decrypts_frames_keeping_their_boundaries(axi_stream, tmp_path):
     run_one(axi_stream, "axis_bench", "aes_axis", "test_decrypt_frames", tmp_path)
 
+
+
+def test_axi_stream_core_uses_each_key_for_the_frames_sent_after_it(axi_stream, tmp_path):
+    run_one(axi_stream, "axis_bench", "aes_axis", "test_key_change_between_frames", tmp_path)
 
 # --- docs/verilog.md ----------------------------------------------------------------------
 

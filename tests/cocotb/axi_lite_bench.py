@@ -122,3 +122,22 @@ async def test_read_only_write_answers_slverr(dut):
     assert await error_flags(firmware) == bit("ERROR", "READ_ONLY")
     assert await firmware.read("STATUS") & ~bit("STATUS", "ERROR") == \
         status & ~bit("STATUS", "ERROR")
+
+
+@cocotb.test(timeout_time=200, timeout_unit="us")
+async def test_busy_write_answers_slverr(dut):
+    """A key write while a message is in progress (started, its blocks not yet written):
+    ``SLVERR`` and ``ERROR.BUSY_WRITE``; the message then runs with the key written before."""
+    rng = seeded("axi-busy")
+    key, iv = rng.getrandbits(128), rng.getrandbits(128)
+    blocks = [rng.getrandbits(128) for _ in range(2)]
+    master = await axi_master(dut)
+    firmware = firmware_on(master)
+    await firmware.set_key(key)
+    await firmware.set_iv(iv)
+    await firmware.start("CBC", len(blocks))
+    assert await firmware.read("STATUS") & bit("STATUS", "BUSY")
+    answer = await master.write(offset("KEY", 0), (0xdeadbeef).to_bytes(4, "little"))
+    assert answer.resp == AxiResp.SLVERR, answer
+    assert await firmware.read("ERROR") == bit("ERROR", "BUSY_WRITE")
+    assert await firmware.stream(blocks) == reference("CBC", key, iv, blocks)

@@ -82,3 +82,28 @@ async def test_encrypt_frames(dut):
 async def test_decrypt_frames(dut):
     """Frames of several lengths decrypted (``tuser`` 1)."""
     await run_frames(dut, "axis-decrypt", decrypt=True)
+
+
+@cocotb.test(timeout_time=200, timeout_unit="us")
+async def test_key_change_between_frames(dut):
+    """A second key sent after the first frames: every frame is encrypted with the key sent
+    before it, whatever is still in flight when the new key waits."""
+    from Crypto.Cipher import AES
+
+    rng = seeded("axis-key-change")
+    keys = [rng.randbytes(16) for _ in range(2)]
+    frames = [[rng.randbytes(16 * blocks) for blocks in (3, 1, 2)] for _ in keys]
+    key_source, source, sink = await stream_models(dut, rng)
+    for key, key_frames in zip(keys, frames):
+        # The key waits in the key source until the core takes it (after its blocks in flight);
+        # the next frames go in after it.
+        await key_source.send(AxiStreamFrame(key))
+        await key_source.wait()
+        for data in key_frames:
+            await source.send(AxiStreamFrame(data, tuser=0))
+        await source.wait()
+    for key, key_frames in zip(keys, frames):
+        cipher = AES.new(key, AES.MODE_ECB)
+        for data in key_frames:
+            result = await with_timeout(sink.recv(), 20_000, "ns")
+            assert bytes(result.tdata) == cipher.encrypt(data)
