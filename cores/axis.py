@@ -98,7 +98,7 @@ class AXIStreamCipher(wiring.Component):
 
     Cycle behaviour
     ---------------
-    The adapter adds no register on any path: with ``m_axis_tready`` held high, a result comes
+    The adapter adds no register on the data or handshake paths: with ``m_axis_tready`` held high, a result comes
     :attr:`latency` edges after its block went in and blocks go in every
     :attr:`initiation_interval` edges, the core's figures; a key load costs the core's
     :attr:`key_load_cycles`. The ``tlast`` bits wait in a FIFO of :func:`tlast_depth` entries
