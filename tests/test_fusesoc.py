@@ -13,11 +13,14 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from cipher_cores.scripts.flow.fusesoc import KINDS, kind_of, package_version, write_package
 from cipher_cores.scripts.flow.targets import parse_target
+
+from .support.helpers import assert_one_line_error, run_cli
 
 
 #: The packages the default run builds once: a bare AES core, a bare PRESENT core and the
@@ -43,6 +46,11 @@ def fusesoc(tmp_path_factory, icarus):
     config.write_text("")
     environment = {key: value for key, value in os.environ.items()
                    if key != "FUSESOC_CONFIG" and not key.startswith("XDG_")}
+    # YoWASP's compiled Yosys stays where it was (the export in docs/fusesoc.md's block would
+    # otherwise compile it again under the new HOME: a minute).
+    import platformdirs
+    environment.setdefault("YOWASP_CACHE_DIR",
+                           platformdirs.user_cache_dir("YoWASP", appauthor=False))
     environment.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
                        XDG_CACHE_HOME=str(home / "cache"), XDG_DATA_HOME=str(home / "data"))
 
@@ -239,3 +247,111 @@ def test_sim_target_passes_for_more_configurations(text, fusesoc, exported, tmp_
     run = _sim(fusesoc, tmp_path / "cores", package.system, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:]
     assert re.search(rf"^PASS: {_results(text)} results of ", run.stdout, re.M), run.stdout
+
+
+# --- cipher-cores export --fusesoc -------------------------------------------------------------
+
+def test_export_writes_the_package_and_says_so(tmp_path, capsys, exported):
+    folder = tmp_path / "made" / "wb"
+    code, out, err = run_cli(capsys, "export", "--core", "wishbone:present-80",
+                             "--fusesoc", str(folder))
+    assert code == 0, err
+    version = package_version()
+    assert out.splitlines() == [
+        f"wrote {folder / 'wishbone_present80.v'} (Verilog, top module wishbone_present80)",
+        f"wrote {folder / 'wishbone_present80_tb.v'} (testbench, top module "
+        f"wishbone_present80_tb)",
+        f"wrote {folder / 'wishbone_present80.core'} (FuseSoC core "
+        f"cipher-cores:wishbone:wishbone_present80:{version})"]
+    assert "module wishbone_present80_tb;" in (folder / "wishbone_present80_tb.v").read_text()
+
+
+def test_export_fusesoc_takes_the_name_and_the_core_options(tmp_path, capsys, exported):
+    code, out, err = run_cli(capsys, "export", "--core", "present", "--decrypt", "no",
+                             "--name", "enc_only", "--fusesoc", str(tmp_path))
+    assert code == 0, err
+    assert len(out.splitlines()) == 3
+    assert "name: cipher-cores:core:enc_only:" in (tmp_path / "enc_only.core").read_text()
+    bench = (tmp_path / "enc_only_tb.v").read_text()
+    assert "check(0, 1'b0, " in bench and "check(0, 1'b1, " not in bench
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--core", "des"], "unknown core 'des'"),
+    (["--core", "axi:aes-128"],
+     "no FuseSoC package for axi:aes-128: packages are made of bare cores"),
+    (["--core", "present", "--axis"],
+     "--fusesoc packages a bare core or a Wishbone peripheral, not --axis"),
+    (["--core", "present", "--name", "2x"], "--name '2x': a module name is a Verilog identifier"),
+])
+def test_export_fusesoc_refuses_in_one_line(argv, message, tmp_path, capsys):
+    folder = tmp_path / "out"
+    code, _, err = run_cli(capsys, "export", *argv, "--fusesoc", str(folder))
+    assert_one_line_error(code, err, message)
+    assert not folder.exists()
+
+
+def test_export_fusesoc_refuses_a_file_where_the_folder_goes(tmp_path, capsys):
+    (tmp_path / "taken").write_text("")
+    code, _, err = run_cli(capsys, "export", "--core", "present", "--fusesoc",
+                           str(tmp_path / "taken"))
+    assert_one_line_error(code, err, f"--fusesoc {tmp_path / 'taken'}: is a file, not a folder")
+    code, _, err = run_cli(capsys, "export", "--core", "present", "--fusesoc",
+                           str(tmp_path / "taken" / "below"))
+    assert_one_line_error(code, err, f"is inside {tmp_path / 'taken'}, a file, not a folder")
+
+
+def test_export_fusesoc_refuses_a_folder_in_the_way_of_a_file(tmp_path, capsys):
+    (tmp_path / "present80.core").mkdir()
+    code, _, err = run_cli(capsys, "export", "--core", "present", "--fusesoc", str(tmp_path))
+    assert_one_line_error(code, err, f"--fusesoc {tmp_path}: a folder "
+                                     f"{tmp_path / 'present80.core'} is in the way")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["present80.core"]
+
+
+def test_export_fusesoc_refuses_a_folder_it_cannot_write(capsys):
+    # /proc takes no new files, even from root.
+    code, _, err = run_cli(capsys, "export", "--core", "present", "--fusesoc",
+                           "/proc/cipher-cores-package")
+    assert_one_line_error(code, err, "--fusesoc /proc/cipher-cores-package: cannot write in /proc")
+
+
+# --- docs/fusesoc.md ---------------------------------------------------------------------------
+
+PAGE = Path(__file__).parent.parent / "docs" / "fusesoc.md"
+
+
+def _blocks(language: str) -> list:
+    return re.findall(rf"^```{language}\n(.*?)^```", PAGE.read_text(), flags=re.M | re.S)
+
+
+def test_the_page_shell_block_runs_as_written(fusesoc, exported, tmp_path):
+    block, = _blocks("sh")
+    environment = dict(fusesoc.environment)
+    environment.update({name: os.environ[name] for name in ("AMARANTH_USE_YOSYS", "YOSYS")
+                        if name in os.environ})
+    run = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path,
+                         env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    version = package_version()
+    for vlnv in (f"cipher-cores:core:aes128:{version}",
+                 f"cipher-cores:wishbone:wishbone_present80:{version}"):
+        assert re.search(rf"^{re.escape(vlnv)}\s*:\s*local\s*:", run.stdout, re.M), run.stdout
+    passes = re.findall(r"^PASS: (\d+) results of (.*) match the known answers$", run.stdout,
+                        re.M)
+    assert passes == [("4", "AES-128"), ("8", "Wishbone PRESENT-80 (ECB/CBC/CFB/OFB/CTR)"),
+                      ("4", "AES-128")], run.stdout
+    assert "iverilog -saes128 " in run.stdout and "-Wall -tnull" in run.stdout
+    assert (tmp_path / "fusesoc.conf").is_file()
+    assert (tmp_path / "build" / "fusesoc" / "aes128" / "aes128.core").is_file()
+
+
+def test_the_page_python_example_writes_the_package(exported, tmp_path, monkeypatch, capsys):
+    block, = _blocks("python")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, str(PAGE), "exec"), {})
+    vlnv = capsys.readouterr().out.strip()
+    assert vlnv == f"cipher-cores:core:present80_decrypt_no:{package_version()}"
+    assert f"# {vlnv}" in block
+    assert (tmp_path / "build" / "fusesoc" / "present80" / "present80_decrypt_no.core").is_file()
