@@ -48,12 +48,17 @@ def wishbone(tmp_path_factory, icarus):
     """The Wishbone peripheral around AES-128, exported as ``aes_wb`` and built for cocotb."""
     return exported(tmp_path_factory, ["--core", "wishbone:aes-128"], "aes_wb")
 
+@pytest.fixture(scope="module")
+def wishbone_run(wishbone, tmp_path_factory):
+    """The cocotb tests of the Wishbone peripheral, run once."""
+    return run_all(wishbone, "wishbone_bench", "aes_wb", tmp_path_factory)
 
-def run_one(export: Export, module: str, toplevel: str, testcase: str, tmp_path: Path):
-    run = run_cocotb(export.runner, module, toplevel, tmp_path / testcase, testcase=testcase,
-                     seed=SEED)
-    run.check(expected=1)
-    return run
+
+def run_all(export: Export, module: str, toplevel: str, tmp_path_factory):
+    """Every cocotb test of ``module`` in one simulator run (each test resets the design
+    first); the tests below check one each."""
+    return run_cocotb(export.runner, module, toplevel, tmp_path_factory.mktemp(module),
+                      seed=SEED)
 
 
 # --- the harness ----------------------------------------------------------------------------
@@ -93,16 +98,16 @@ def test_a_failing_cocotb_test_fails_the_check_with_its_message(icarus, tmp_path
 
 # --- Wishbone peripheral ------------------------------------------------------------------
 
-def test_wishbone_peripheral_passes_the_fips197_vector_in_ecb(wishbone, tmp_path):
-    run_one(wishbone, "wishbone_bench", "aes_wb", "test_fips197_ecb", tmp_path)
+def test_wishbone_peripheral_passes_the_fips197_vector_in_ecb(wishbone_run):
+    wishbone_run.check_case("test_fips197_ecb")
 
 
-def test_wishbone_peripheral_cbc_message_matches_pycryptodome(wishbone, tmp_path):
-    run_one(wishbone, "wishbone_bench", "aes_wb", "test_cbc_message", tmp_path)
+def test_wishbone_peripheral_cbc_message_matches_pycryptodome(wishbone_run):
+    wishbone_run.check_case("test_cbc_message")
 
 
-def test_wishbone_peripheral_ctr_message_matches_pycryptodome(wishbone, tmp_path):
-    run_one(wishbone, "wishbone_bench", "aes_wb", "test_ctr_message", tmp_path)
+def test_wishbone_peripheral_ctr_message_matches_pycryptodome(wishbone_run):
+    wishbone_run.check_case("test_ctr_message")
 
 
 # --- AXI4-Lite peripheral -----------------------------------------------------------------
@@ -112,36 +117,38 @@ def axi_lite(tmp_path_factory, icarus):
     """The AXI4-Lite peripheral around AES-128, exported as ``aes_axi`` and built for cocotb."""
     return exported(tmp_path_factory, ["--core", "axi:aes-128"], "aes_axi")
 
-
-def test_axi_lite_peripheral_passes_the_fips197_vector_in_ecb(axi_lite, tmp_path):
-    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_fips197_ecb", tmp_path)
-
-
-def test_axi_lite_peripheral_cbc_message_matches_pycryptodome(axi_lite, tmp_path):
-    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_cbc_message", tmp_path)
+@pytest.fixture(scope="module")
+def axi_lite_run(axi_lite, tmp_path_factory):
+    """The cocotb tests of the AXI4-Lite peripheral, run once."""
+    return run_all(axi_lite, "axi_lite_bench", "aes_axi", tmp_path_factory)
 
 
-def test_axi_lite_peripheral_ctr_message_matches_pycryptodome(axi_lite, tmp_path):
-    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_ctr_message", tmp_path)
+def test_axi_lite_peripheral_passes_the_fips197_vector_in_ecb(axi_lite_run):
+    axi_lite_run.check_case("test_fips197_ecb")
 
 
-def test_axi_lite_read_of_an_unmapped_address_answers_slverr_and_flags_it(axi_lite, tmp_path):
-    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_unmapped_read_answers_slverr", tmp_path)
+def test_axi_lite_peripheral_cbc_message_matches_pycryptodome(axi_lite_run):
+    axi_lite_run.check_case("test_cbc_message")
 
 
-def test_axi_lite_write_to_an_unmapped_address_answers_slverr_and_flags_it(axi_lite, tmp_path):
-    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_unmapped_write_answers_slverr",
-            tmp_path)
+def test_axi_lite_peripheral_ctr_message_matches_pycryptodome(axi_lite_run):
+    axi_lite_run.check_case("test_ctr_message")
 
 
-def test_axi_lite_write_to_a_read_only_register_answers_slverr_and_flags_it(axi_lite, tmp_path):
-    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_read_only_write_answers_slverr",
-            tmp_path)
+def test_axi_lite_read_of_an_unmapped_address_answers_slverr_and_flags_it(axi_lite_run):
+    axi_lite_run.check_case("test_unmapped_read_answers_slverr")
 
 
+def test_axi_lite_write_to_an_unmapped_address_answers_slverr_and_flags_it(axi_lite_run):
+    axi_lite_run.check_case("test_unmapped_write_answers_slverr")
 
-def test_axi_lite_key_write_while_busy_answers_slverr_and_flags_it(axi_lite, tmp_path):
-    run_one(axi_lite, "axi_lite_bench", "aes_axi", "test_busy_write_answers_slverr", tmp_path)
+
+def test_axi_lite_write_to_a_read_only_register_answers_slverr_and_flags_it(axi_lite_run):
+    axi_lite_run.check_case("test_read_only_write_answers_slverr")
+
+
+def test_axi_lite_key_write_while_busy_answers_slverr_and_flags_it(axi_lite_run):
+    axi_lite_run.check_case("test_busy_write_answers_slverr")
 
 # --- AXI4-Stream core ---------------------------------------------------------------------
 
@@ -151,18 +158,22 @@ def axi_stream(tmp_path_factory, icarus):
     return exported(tmp_path_factory, ["--core", "aes", "--key-bits", "128", "--axis"],
                     "aes_axis")
 
-
-def test_axi_stream_core_encrypts_frames_keeping_their_boundaries(axi_stream, tmp_path):
-    run_one(axi_stream, "axis_bench", "aes_axis", "test_encrypt_frames", tmp_path)
-
-
-def test_axi_stream_core_decrypts_frames_keeping_their_boundaries(axi_stream, tmp_path):
-    run_one(axi_stream, "axis_bench", "aes_axis", "test_decrypt_frames", tmp_path)
+@pytest.fixture(scope="module")
+def axi_stream_run(axi_stream, tmp_path_factory):
+    """The cocotb tests of the AXI4-Stream core, run once."""
+    return run_all(axi_stream, "axis_bench", "aes_axis", tmp_path_factory)
 
 
+def test_axi_stream_core_encrypts_frames_keeping_their_boundaries(axi_stream_run):
+    axi_stream_run.check_case("test_encrypt_frames")
 
-def test_axi_stream_core_uses_each_key_for_the_frames_sent_after_it(axi_stream, tmp_path):
-    run_one(axi_stream, "axis_bench", "aes_axis", "test_key_change_between_frames", tmp_path)
+
+def test_axi_stream_core_decrypts_frames_keeping_their_boundaries(axi_stream_run):
+    axi_stream_run.check_case("test_decrypt_frames")
+
+
+def test_axi_stream_core_uses_each_key_for_the_frames_sent_after_it(axi_stream_run):
+    axi_stream_run.check_case("test_key_change_between_frames")
 
 # --- docs/verilog.md ----------------------------------------------------------------------
 
@@ -214,3 +225,17 @@ def test_the_pages_cocotb_example_passes_as_the_page_runs_it(icarus, tmp_path, m
     assert "1 of 1 cocotb tests passed" in ran.stdout
     cases = read_results(tmp_path / "sim_build" / "results.xml")
     assert [(case.name, case.failure) for case in cases] == [("encrypt_and_decrypt", None)]
+
+
+def test_every_cocotb_test_is_checked_here():
+    """Each ``@cocotb.test`` of the bench modules has a pytest test above that checks it."""
+    benches = {"wishbone": "wishbone_bench", "axi_lite": "axi_lite_bench",
+               "axi_stream": "axis_bench"}
+    checked = {(benches[run], case) for run, case in re.findall(
+        r'(\w+)_run\.check_case\("(\w+)"\)', Path(__file__).read_text())}
+    written = {(bench.stem, name)
+               for bench in (ROOT / "tests" / "cocotb").glob("*_bench.py")
+               for name in re.findall(r"^@cocotb\.test\(.*\)\nasync def (\w+)",
+                                      bench.read_text(), flags=re.M)}
+    assert len(written) == 13
+    assert checked == written

@@ -3,10 +3,11 @@
 :func:`export_verilog` writes a target's Verilog through ``cipher-cores export`` (as a user
 would); :func:`build` compiles it once with cocotb's Python runner (``cocotb_tools.runner``,
 Icarus, ``-g2012``: the export has no ``always @*`` block, so it behaves as under ``-g2005``);
-:func:`run_cocotb` runs one cocotb test (or all) of a module in ``tests/cocotb/`` on the build
-and parses cocotb's results file. :meth:`CocotbRun.check` raises :exc:`AssertionError` naming
-each failed cocotb test with its message, so a pytest test that calls it fails when a cocotb
-test fails (or when none ran, or the simulator stopped early).
+:func:`run_cocotb` runs the cocotb tests of a module in ``tests/cocotb/`` (all, or one) on the
+build and parses cocotb's results file. :meth:`CocotbRun.check` raises :exc:`AssertionError`
+naming each failed cocotb test with its message, and :meth:`CocotbRun.check_case` does so for
+one test, so a pytest test that calls them fails when a cocotb test fails (or did not run, or
+the simulator stopped early).
 """
 
 from __future__ import annotations
@@ -92,6 +93,16 @@ class CocotbRun:
         if expected is not None:
             names = [case.name for case in self.cases]
             assert len(names) == expected, f"{self.module}: ran {names}, expected {expected}"
+
+    def check_case(self, name: str):
+        """Fail (:exc:`AssertionError`) unless cocotb test ``name`` ran and passed, with its
+        message and the log's tail."""
+        tail = "\n".join(self.log.splitlines()[-40:])
+        found = [case for case in self.cases if case.name == name]
+        assert found, f"{self.module}: no cocotb test {name} ran (exit {self.exit_code}); " \
+                      f"ran {[case.name for case in self.cases]}\n{tail}"
+        assert found[0].failure is None, \
+            f"{self.module}.{name} failed: {found[0].failure}\n{tail}"
 
 
 def read_results(results: Path) -> tuple:
