@@ -214,6 +214,30 @@ def test_sim_target_fails_on_a_corrupted_known_answer(text, fusesoc, packages, t
     assert "PASS" not in run.stdout
 
 
+def test_bench_fails_on_a_time_out(packages, icarus, tmp_path):
+    # A module with the core's ports that never takes a key: the bench must stop, saying so.
+    written, _ = packages
+    stub = tmp_path / "stub.v"
+    stub.write_text(
+        "module aes128(input clk, input rst, input key__valid, output key__ready,\n"
+        "  input [127:0] key__payload, input input__valid, output input__ready,\n"
+        "  input [128:0] input__payload, output output__valid, input output__ready,\n"
+        "  output [127:0] output__payload);\n"
+        "  assign key__ready = 1'b0;\n  assign input__ready = 1'b0;\n"
+        "  assign output__valid = 1'b0;\n  assign output__payload = 128'd0;\n"
+        "endmodule\n")
+    iverilog, vvp = icarus
+    binary = tmp_path / "bench.vvp"
+    compiled = subprocess.run([iverilog, "-g2005", "-s", "aes128_tb", "-o", str(binary),
+                               str(written["aes-128"].testbench), str(stub)],
+                              capture_output=True, text=True)
+    assert compiled.returncode == 0, compiled.stderr
+    ran = subprocess.run([vvp, "-n", str(binary)], capture_output=True, text=True, timeout=60)
+    assert ran.returncode != 0
+    assert re.search(r"^FAIL: key__ready not high within \d+ cycles", ran.stdout, re.M), ran.stdout
+    assert "PASS" not in ran.stdout
+
+
 def test_lint_target_passes_and_fails_on_broken_verilog(fusesoc, packages, tmp_path):
     written, _ = packages
     package = written["present-80"]

