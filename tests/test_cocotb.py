@@ -213,7 +213,9 @@ def test_the_pages_cocotb_example_passes_as_the_page_runs_it(icarus, tmp_path, m
         (tmp_path / name).write_text(page_file(name))
     monkeypatch.chdir(tmp_path)
     for variable in ("AMARANTH_USE_YOSYS", "YOSYS", "CIPHER_CORES_TOOL_VARS"):
-        monkeypatch.delenv(variable, raising=False)
+        # Set first so that monkeypatch restores it (absent) after export has set it.
+        monkeypatch.setenv(variable, "")
+        monkeypatch.delenv(variable)
     assert main(shlex.split(export)[1:]) == 0
     # As a user runs it: a plain Python, not under pytest (the runner ends a pytest run itself).
     environment = {key: value for key, value in os.environ.items()
