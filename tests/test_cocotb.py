@@ -4,12 +4,12 @@ the cocotb test modules of ``tests/cocotb/`` with the bus masters and stream mod
 cocotbext-wishbone and cocotbext-axi, their results checked against pycryptodome and FIPS-197;
 and the cocotb example of ``docs/verilog.md``, run as the page gives it.
 
-Each pytest test runs one cocotb test (``tests.support.cocotb_run.run_cocotb``) on a build
-made once per module and worker, and fails when that cocotb test fails. Icarus (Debian package
-``iverilog``) is a requirement: without it these tests fail, saying so.
+Each design is exported and built once per module and worker, and each bench module run once
+on it (``tests.support.cocotb_run.run_cocotb``; every cocotb test resets the design first): each
+pytest test checks the outcome of one cocotb test, and fails when that cocotb test failed or did
+not run. Icarus (Debian package ``iverilog``) is a requirement: without it these tests fail,
+saying so.
 """
-
-from pathlib import Path
 
 import os
 import re
@@ -17,6 +17,7 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -38,20 +39,10 @@ class Export:
 
 
 def exported(tmp_path_factory, arguments: list, name: str) -> Export:
+    """``cipher-cores export ARGUMENTS --name NAME`` into a new folder, built for cocotb."""
     folder = tmp_path_factory.mktemp(name)
     verilog = export_verilog(arguments, folder / f"{name}.v", name)
     return Export(verilog, build([verilog], name, folder / "build"))
-
-
-@pytest.fixture(scope="module")
-def wishbone(tmp_path_factory, icarus):
-    """The Wishbone peripheral around AES-128, exported as ``aes_wb`` and built for cocotb."""
-    return exported(tmp_path_factory, ["--core", "wishbone:aes-128"], "aes_wb")
-
-@pytest.fixture(scope="module")
-def wishbone_run(wishbone, tmp_path_factory):
-    """The cocotb tests of the Wishbone peripheral, run once."""
-    return run_all(wishbone, "wishbone_bench", "aes_wb", tmp_path_factory)
 
 
 def run_all(export: Export, module: str, toplevel: str, tmp_path_factory):
@@ -94,9 +85,26 @@ def test_a_failing_cocotb_test_fails_the_check_with_its_message(icarus, tmp_path
         [("test_passes", True), ("test_fails", False)]
     with pytest.raises(AssertionError, match=r"(?s)cocotb tests failed:\ntest_fails: .*q is not d"):
         run.check()
+    run.check_case("test_passes")
+    with pytest.raises(AssertionError, match=r"(?s)\.test_fails failed: .*q is not d"):
+        run.check_case("test_fails")
+    with pytest.raises(AssertionError, match=r"no cocotb test test_other ran"):
+        run.check_case("test_other")
 
 
 # --- Wishbone peripheral ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def wishbone(tmp_path_factory, icarus):
+    """The Wishbone peripheral around AES-128, exported as ``aes_wb`` and built for cocotb."""
+    return exported(tmp_path_factory, ["--core", "wishbone:aes-128"], "aes_wb")
+
+
+@pytest.fixture(scope="module")
+def wishbone_run(wishbone, tmp_path_factory):
+    """The cocotb tests of the Wishbone peripheral, run once."""
+    return run_all(wishbone, "wishbone_bench", "aes_wb", tmp_path_factory)
+
 
 def test_wishbone_peripheral_passes_the_fips197_vector_in_ecb(wishbone_run):
     wishbone_run.check_case("test_fips197_ecb")
@@ -116,6 +124,7 @@ def test_wishbone_peripheral_ctr_message_matches_pycryptodome(wishbone_run):
 def axi_lite(tmp_path_factory, icarus):
     """The AXI4-Lite peripheral around AES-128, exported as ``aes_axi`` and built for cocotb."""
     return exported(tmp_path_factory, ["--core", "axi:aes-128"], "aes_axi")
+
 
 @pytest.fixture(scope="module")
 def axi_lite_run(axi_lite, tmp_path_factory):
@@ -157,6 +166,7 @@ def axi_stream(tmp_path_factory, icarus):
     """AES-128 with AXI4-Stream channels, exported as ``aes_axis`` and built for cocotb."""
     return exported(tmp_path_factory, ["--core", "aes", "--key-bits", "128", "--axis"],
                     "aes_axis")
+
 
 @pytest.fixture(scope="module")
 def axi_stream_run(axi_stream, tmp_path_factory):
