@@ -20,19 +20,20 @@ from cocotb.triggers import ClockCycles
 
 from cipher_cores.cores.bus.regmap import register
 
+from ..support.cocotb_run import SEED_VARIABLE
 
-__all__ = ["SEED_VARIABLE", "seeded", "MODES", "bit", "offset", "Firmware", "start_clock",
+
+__all__ = ["seeded", "MODES", "bit", "offset", "Firmware", "start_clock",
            "reference", "reset"]
 
-#: The environment variable :func:`tests.support.cocotb_run.run_cocotb` passes the seed in.
-SEED_VARIABLE = "CIPHER_COCOTB_SEED"
 
 #: ``CTRL.MODE`` values by name.
 MODES = {name: value for name, value, _ in register("CTRL").field("MODE").values}
 
 
 def seeded(name: str) -> random.Random:
-    """A random generator for the test ``name``, from the seed the runner passed."""
+    """A random generator for the test ``name``, from the seed the runner passed in
+    :data:`~tests.support.cocotb_run.SEED_VARIABLE`."""
     return random.Random(f"{os.environ.get(SEED_VARIABLE, '0')}-{name}")
 
 
@@ -74,8 +75,8 @@ class Firmware:
     """The driver calls on the peripheral's registers, over the bus master given as
     ``read(address) -> int`` and ``write(address, value)`` coroutines (byte addresses).
 
-    ``block_words`` is 4 for AES. ``clock`` (with ``poll_limit``) bounds every wait on
-    ``STATUS``: a peripheral that never answers fails the test instead of hanging it.
+    ``block_words`` is 4 for AES. ``poll_limit`` bounds every wait on ``STATUS`` (a
+    peripheral that never gets there fails the test instead of hanging it).
     """
     def __init__(self, read: Callable[[int], Awaitable[int]],
                  write: Callable[[int, int], Awaitable[None]], *, block_words: int = 4,
