@@ -94,15 +94,27 @@ class CocotbRun:
             names = [case.name for case in self.cases]
             assert len(names) == expected, f"{self.module}: ran {names}, expected {expected}"
 
+    def log_of(self, name: str) -> str:
+        """The lines of the log from the start of cocotb test ``name`` to the start of the next
+        test (or the summary); the last 40 lines if the log does not show it start."""
+        lines = self.log.splitlines()
+        start = next((index for index, line in enumerate(lines)
+                      if f"running {self.module}.{name} " in line), None)
+        if start is None:
+            return "\n".join(lines[-40:])
+        end = next((index for index in range(start + 1, len(lines))
+                    if f"running {self.module}." in lines[index] or "** TEST " in lines[index]),
+                   len(lines))
+        return "\n".join(lines[start:end])
+
     def check_case(self, name: str):
         """Fail (:exc:`AssertionError`) unless cocotb test ``name`` ran and passed, with its
-        message and the log's tail."""
-        tail = "\n".join(self.log.splitlines()[-40:])
+        message and its part of the log."""
         found = [case for case in self.cases if case.name == name]
         assert found, f"{self.module}: no cocotb test {name} ran (exit {self.exit_code}); " \
-                      f"ran {[case.name for case in self.cases]}\n{tail}"
+                      f"ran {[case.name for case in self.cases]}\n{self.log_of(name)}"
         assert found[0].failure is None, \
-            f"{self.module}.{name} failed: {found[0].failure}\n{tail}"
+            f"{self.module}.{name} failed: {found[0].failure}\n{self.log_of(name)}"
 
 
 def read_results(results: Path) -> tuple:
