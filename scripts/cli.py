@@ -196,13 +196,22 @@ def _config_from_args(args):
     """The configuration of ``--core``, ``--key-bits`` and the option flags; the catalog checks
     them (:meth:`~cipher_cores.cores.catalog.CipherEntry.parse_options`,
     :meth:`~cipher_cores.cores.catalog.CipherEntry.check`)."""
-    from cipher_cores.cores.catalog import get_core
+    from cipher_cores.cores.catalog import get_core, parse_config
+    texts = {name.removeprefix("opt_"): value for name, value in vars(args).items()
+             if name.startswith("opt_") and value is not None}
     try:
         spec = get_core(args.core.lower())
     except KeyError as error:
+        # The report's form, NAME-KEYBITS[:OPTION=VALUE,...] (aes-128), names a core too.
+        if (getattr(args, "key_bits", None) is None and not texts and
+                (":" in args.core or args.core[-1:].isdigit())):
+            try:
+                return parse_config(args.core)
+            except KeyError as error:
+                raise _Exit(str(error.args[0])) from None
+            except ValueError as error:
+                raise _Exit(str(error)) from None
         raise _Exit(str(error.args[0])) from None
-    texts = {name.removeprefix("opt_"): value for name, value in vars(args).items()
-             if name.startswith("opt_") and value is not None}
     try:
         return spec.config(args.key_bits, **spec.parse_options(texts))
     except ValueError as error:
@@ -696,10 +705,10 @@ s_axi_rready, irq; SLVERR for the accesses the map flags). --axis exports a
 bare core with AXI4-Stream channels (ports aclk, aresetn, s_axis_key_*,
 s_axis_*, m_axis_*; docs/verilog.md).
 
---fusesoc DIR writes a FuseSoC package of a bare core or a Wishbone peripheral
-into DIR: the Verilog, a self-checking testbench of the known-answer vectors
-and a CAPI2 .core file with targets default, sim and lint (Icarus Verilog);
-see docs/fusesoc.md.
+--fusesoc DIR writes a FuseSoC package of a bare core or a peripheral (Wishbone
+or AXI4-Lite) into DIR: the Verilog, a self-checking testbench of the
+known-answer vectors and a CAPI2 .core file with targets default, sim and lint
+(Icarus Verilog); see docs/fusesoc.md.
 
 The Verilog has no always @* block: combinational logic is continuous
 assignments, clocked logic always @(posedge clk). It simulates alike from time 0
@@ -781,7 +790,7 @@ def _cmd_export(args):
     if args.fusesoc:
         from cipher_cores.scripts.flow import fusesoc
         if args.axis:
-            raise _Exit("--fusesoc packages a bare core or a Wishbone peripheral, not --axis")
+            raise _Exit("--fusesoc packages a bare core or a peripheral, not --axis")
         try:
             fusesoc.kind_of(config)
         except ValueError as error:

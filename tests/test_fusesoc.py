@@ -23,9 +23,9 @@ from cipher_cores.scripts.flow.targets import parse_target
 from .support.helpers import assert_one_line_error, run_cli
 
 
-#: The packages the default run builds once: a bare AES core, a bare PRESENT core and the
-#: Wishbone peripheral around AES-128.
-PACKAGES = ("aes-128", "present-80", "wishbone:aes-128")
+#: The packages the default run builds once: a bare AES core, a bare PRESENT core, the
+#: Wishbone peripheral around AES-128 and the AXI4-Lite one around PRESENT-80.
+PACKAGES = ("aes-128", "present-80", "wishbone:aes-128", "axi:present-80")
 
 
 def _fusesoc_command() -> str:
@@ -152,7 +152,8 @@ def test_named_module(tmp_path, exported):
 def test_refuses_a_kind_with_no_package(text, tmp_path):
     target = parse_target(text)
     with pytest.raises(ValueError, match=rf"^no FuseSoC package for {re.escape(text)}: packages "
-                                         r"are made of bare cores .* and Wishbone peripherals"):
+                                         r"are made of bare cores .* and peripherals "
+                                         r"\(wishbone:aes-128, axi:aes-128\)$"):
         write_package(target, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
@@ -167,10 +168,12 @@ def test_refuses_a_module_name_that_is_not_an_identifier(name, tmp_path):
 def test_each_kind_names_its_library():
     assert kind_of(parse_target("present-80:decrypt=no")).library_for(
         parse_target("present-80:decrypt=no")) == "core"
-    for bus in ("wishbone", "wishbone-gcm", "wishbone-dma"):
+    for bus in ("wishbone", "wishbone-gcm", "wishbone-dma", "axi", "axi-gcm"):
         target = parse_target(f"{bus}:aes-128")
         assert kind_of(target).library_for(target) == bus
-    assert len(KINDS) == 2
+    assert len(KINDS) == 3
+    axi = kind_of(parse_target("axi:aes-128"))
+    assert (axi.clock, axi.reset, axi.reset_low) == ("aclk", "aresetn", True)
 
 
 # --- FuseSoC -----------------------------------------------------------------------------------
@@ -194,7 +197,7 @@ def test_sim_target_passes_in_icarus(text, fusesoc, packages, tmp_path):
     assert "FAIL" not in run.stdout
 
 
-@pytest.mark.parametrize("text", ["present-80", "wishbone:aes-128"])
+@pytest.mark.parametrize("text", ["present-80", "wishbone:aes-128", "axi:present-80"])
 def test_sim_target_fails_on_a_corrupted_known_answer(text, fusesoc, packages, tmp_path):
     written, _ = packages
     root = tmp_path / "cores"
@@ -236,6 +239,26 @@ def test_bench_fails_on_a_time_out(packages, icarus, tmp_path):
     assert ran.returncode != 0
     assert re.search(r"^FAIL: key__ready not high within \d+ cycles", ran.stdout, re.M), ran.stdout
     assert "PASS" not in ran.stdout
+
+
+def test_axi_bench_fails_on_an_error_response(fusesoc, packages, tmp_path):
+    # A write to INFO (read-only) is answered SLVERR: the bench must stop on it.
+    from cipher_cores.cores.bus.regmap import register
+    written, _ = packages
+    package = written["axi:present-80"]
+    root = tmp_path / "cores"
+    shutil.copytree(package.verilog.parent, root)
+    bench = root / package.testbench.name
+    info = register("INFO").offset
+    text = bench.read_text()
+    assert text.count("    check_no_error;\n") == 1
+    bench.write_text(text.replace("    check_no_error;\n", f"    access(1'b1, 8'h{info:x}, "
+                                  f"32'd0);\n    check_no_error;\n"))
+    run = _sim(fusesoc, root, package.system, tmp_path)
+    assert run.returncode != 0, run.stdout[-3000:]
+    assert re.search(rf"^FAIL: the write of {info:x} answered 10, not OKAY$", run.stdout, re.M), \
+        run.stdout
+    assert "PASS" not in run.stdout
 
 
 def test_lint_target_passes_and_fails_on_broken_verilog(fusesoc, packages, tmp_path):
@@ -302,10 +325,8 @@ def test_export_fusesoc_takes_the_name_and_the_core_options(tmp_path, capsys, ex
 
 @pytest.mark.parametrize("argv, message", [
     (["--core", "des"], "unknown core 'des'"),
-    (["--core", "axi:aes-128"],
-     "no FuseSoC package for axi:aes-128: packages are made of bare cores"),
     (["--core", "present", "--axis"],
-     "--fusesoc packages a bare core or a Wishbone peripheral, not --axis"),
+     "--fusesoc packages a bare core or a peripheral, not --axis"),
     (["--core", "present", "--name", "2x"], "--name '2x': a module name is a Verilog identifier"),
 ])
 def test_export_fusesoc_refuses_in_one_line(argv, message, tmp_path, capsys):

