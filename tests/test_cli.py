@@ -146,6 +146,31 @@ def test_export_the_peripheral(capsys, tmp_path):
     assert "bus__cyc" in text and "irq" in text
 
 
+def test_export_the_peripheral_on_axi4_lite_with_xilinx_port_names(capsys, tmp_path):
+    path = tmp_path / "axi.il"
+    code, out, err = run(capsys, "export", "--core", "axi:toy", "--rtlil", str(path))
+    assert code == 0, err
+    assert "top module axi_toy80" in out
+    top = path.read_text().partition("module \\axi_toy80\n")[2].partition("\nend\n")[0]
+    assert "s_axi_awaddr" in top and "aresetn" in top and "bus__cyc" not in top
+
+
+def test_export_a_core_with_axi4_stream_channels_named_as_the_report_names_it(capsys, tmp_path):
+    path = tmp_path / "axis.il"
+    code, out, err = run(capsys, "export", "--core", "toy-80", "--axis", "--rtlil", str(path))
+    assert code == 0, err
+    assert "top module toy80_axis" in out
+    assert "s_axis_tdata" in path.read_text()
+
+
+def test_export_axis_refuses_a_bus_wrapper(capsys, tmp_path):
+    code, _, err = run(capsys, "export", "--core", "wishbone:toy", "--axis", "--rtlil",
+                       str(tmp_path / "x.il"))
+    assert code == 1
+    assert err.strip() == ("cipher-cores: error: --axis wraps a bare core, not --core "
+                           "wishbone:toy: write e.g. --core aes-128 --axis")
+
+
 def test_build_files_only(capsys, tmp_path):
     code, out, err = run(capsys, "build", "--core", "toy", "--build-dir", str(tmp_path),
                          "--no-build", "--quiet")
