@@ -261,14 +261,20 @@ def test_axi_bench_fails_on_an_error_response(fusesoc, packages, tmp_path):
     assert "PASS" not in run.stdout
 
 
-def test_lint_target_passes_and_fails_on_broken_verilog(fusesoc, packages, tmp_path):
+@pytest.mark.parametrize("text", PACKAGES)
+def test_lint_target_passes_without_a_warning(text, fusesoc, packages, tmp_path):
     written, _ = packages
-    package = written["present-80"]
+    package = written[text]
     run = fusesoc("--cores-root", package.verilog.parent, "run", "--build-root",
                   tmp_path / "build", "--target", "lint", package.system, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:]
-    assert "-Wall -tnull" in run.stdout
-    assert "warning" not in run.stdout.lower()
+    assert f"iverilog -s{package.module} " in run.stdout and "-Wall -tnull" in run.stdout
+    assert "warning" not in run.stdout.lower(), run.stdout
+
+
+def test_lint_target_fails_on_broken_verilog(fusesoc, packages, tmp_path):
+    written, _ = packages
+    package = written["present-80"]
     root = tmp_path / "broken"
     shutil.copytree(package.verilog.parent, root)
     verilog = root / package.verilog.name
