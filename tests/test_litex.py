@@ -194,7 +194,7 @@ class _Platform:
 @pytest.mark.parametrize("core, message", [
     ("nope-128", "core 'nope-128': unknown core 'nope'; choose from aes, "),
     ("aes-128:foo=1", "core 'aes-128:foo=1': AES has no option 'foo'"),
-    ("wishbone:aes-128", "core 'wishbone:aes-128': one wrapper around a core, not two"),
+    ("wishbone:aes-128", "core 'wishbone:aes-128': unknown core 'wishbone'; choose from aes, "),
 ])
 def test_unknown_core_is_a_value_error(core, message):
     from cipher_cores.cores.litex import LiteXCipherPeripheral
@@ -209,6 +209,9 @@ def test_core_the_peripheral_cannot_take_is_a_value_error():
     with pytest.raises(ValueError, match=r"^core 'present-80': gcm=True needs cores with "
                                          r"128-bit blocks"):
         LiteXCipherPeripheral(_Platform(), core="present-80", gcm=True)
+    with pytest.raises(ValueError, match=r"^core 'present-80': fifo_words must be 0 \(no FIFO\) "
+                                         r"or from 2 \(one block\) to 255, not 1000$"):
+        LiteXCipherPeripheral(_Platform(), core="present-80", fifo_words=1000)
 
 
 def test_bad_name_and_core_type():
