@@ -137,15 +137,6 @@ def test_bench_of_a_peripheral_takes_its_offsets_from_the_register_map(packages)
     assert "check_no_error;" in bench
 
 
-def test_named_module(tmp_path, exported):
-    package = write_package(parse_target("present-80"), tmp_path, name="my_present")
-    assert package.vlnv == f"cipher-cores:core:my_present:{package_version()}"
-    assert [path.name for path in package.files] == ["my_present.v", "my_present_tb.v",
-                                                     "my_present.core"]
-    assert "my_present dut (" in package.testbench.read_text()
-    assert "toplevel: my_present_tb" in package.core_file.read_text()
-
-
 # --- refusals ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["gcm:aes-128"])
@@ -324,8 +315,12 @@ def test_export_fusesoc_takes_the_name_and_the_core_options(tmp_path, capsys, ex
                              "--name", "enc_only", "--fusesoc", str(tmp_path))
     assert code == 0, err
     assert len(out.splitlines()) == 3
-    assert "name: cipher-cores:core:enc_only:" in (tmp_path / "enc_only.core").read_text()
+    core = (tmp_path / "enc_only.core").read_text()
+    assert f"name: cipher-cores:core:enc_only:{package_version()}\n" in core
+    assert "toplevel: enc_only_tb" in core and "files: [enc_only.v]" in core
+    assert re.search(r"^module enc_only\(", (tmp_path / "enc_only.v").read_text(), re.M)
     bench = (tmp_path / "enc_only_tb.v").read_text()
+    assert "enc_only dut (" in bench
     assert "check(0, 1'b0, " in bench and "check(0, 1'b1, " not in bench
 
 
