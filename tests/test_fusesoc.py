@@ -71,8 +71,8 @@ def fusesoc(tmp_path_factory, icarus):
 
 @pytest.fixture(scope="module")
 def exported():
-    """``exported(folder)``: the export's Yosys variables set (as ``cipher-cores export`` sets
-    them) while the block runs; undone after the module."""
+    """The export's Yosys variables set (as ``cipher-cores export`` sets them) for the module's
+    tests; undone after them."""
     from cipher_cores.scripts.flow.toolchain import configure_export
     with pytest.MonkeyPatch.context() as patch:
         for name in ("AMARANTH_USE_YOSYS", "YOSYS", "CIPHER_CORES_TOOL_VARS"):
@@ -305,8 +305,8 @@ def test_lint_target_fails_on_broken_verilog(fusesoc, packages, tmp_path):
 MORE = [pytest.param(text, marks=() if text in {"present-80:decrypt=no", "wishbone-dma:present-80"}
                      else pytest.mark.slow)
         for text in ("present-80:decrypt=no", "wishbone-dma:present-80", "wishbone:present-80",
-                     "wishbone:present-80:decrypt=no", "aes-192", "aes-256:sbox=boolean",
-                     "present-serial-128")]
+                     "wishbone:present-80:decrypt=no", "axi-gcm:aes-256", "aes-192",
+                     "aes-256:sbox=boolean", "present-serial-128")]
 
 
 @pytest.mark.parametrize("text", MORE)
