@@ -179,7 +179,7 @@ def _rst_task(kind, ports) -> str:
 
 
 def _frame(kind, target, module: str, ports: list, *, summary: str, wait_limit: int,
-           body: str, statements: list) -> str:
+           body: str, statements: list, label: str | None = None) -> str:
     """The bench: the shared frame (ports, clock, reset, ``wait_high``, the ending) around a
     kind's tasks (``body``, which defines the functions ``sampled`` and ``signal_name`` that
     ``wait_high`` calls) and its statements."""
@@ -187,7 +187,8 @@ def _frame(kind, target, module: str, ports: list, *, summary: str, wait_limit: 
                             width=98, initial_indent="// ", subsequent_indent="// ")
     connections = ",\n".join(f"    .{port.name}({port.name})" for port in ports)
     return _FRAME.format(
-        version=package_version(), label=target.label, module=module, bench=f"{module}_tb",
+        version=package_version(), label=label or target.label, module=module,
+        bench=f"{module}_tb",
         summary=summary, wait_limit=wait_limit, half_period=_PERIOD // 2, clock=kind.clock,
         declarations="\n".join(f"  {port.declaration()}" for port in ports),
         connections=connections, body=_rst_task(kind, ports) + "\n" + body,
@@ -348,6 +349,7 @@ def _axis_bench(kind, target, module: str, ports: list, component) -> str:
     both = "each encrypted and its ciphertext decrypted" if target.decrypts else "each encrypted"
     return _frame(kind, target, module, ports, body=body,
                   statements=_known_answers(target, "load_key", swap=True),
+                  label=f"{target.label} on AXI4-Stream",
                   wait_limit=4 * slowest + 100,
                   summary=f"loads each known-answer key on s_axis_key and runs its vector "
                           f"({both}) through s_axis and m_axis, in AXI4-Stream byte order "
