@@ -148,14 +148,17 @@ def CipherSoC(*args, **kwargs):   # noqa: N802 - the class, built when LiteX is 
     return _soc_class()(*args, **kwargs)
 
 
-def shim_tools(board: Board, folder: str) -> str:
+def shim_tools(board: Board, folder: str, commands: dict | None = None) -> str:
     """Write the scripts that stand for LiteX's tool names (``yosys``, ``nextpnr-ice40``,
-    ``icepack``) into ``folder``, each running the YoWASP tool; return ``folder``."""
+    ``icepack``) into ``folder``, each running the YoWASP tool (or the command ``commands``
+    maps its YoWASP name to); return ``folder``."""
     from cipher_cores.platforms.toolchain import find_yowasp
 
     os.makedirs(folder, exist_ok=True)
 
     def command(name):
+        if commands and name in commands:
+            return commands[name]
         return find_yowasp(name, os.environ) or name
 
     def write(name, text):

