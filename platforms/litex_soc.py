@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -106,8 +107,10 @@ BOARDS = {
 }
 
 
+@functools.cache
 def _soc_class():
-    """The SoC class (LiteX imported only when it is used)."""
+    """The SoC class, defined on first use so that this module (and its command line, which
+    says how to install LiteX) imports without LiteX."""
     from migen import ClockDomain, If, Signal
     from migen.genlib.resetsync import AsyncResetSynchronizer
     from litex.gen import LiteXModule
