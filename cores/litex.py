@@ -244,8 +244,13 @@ def add_cipher_peripheral(soc, *, name: str = "cipher", core: str = "aes-128",
     """Add the cipher peripheral around catalog core ``core`` to LiteX SoC ``soc`` (a
     ``SoCCore``/``SoCMini`` after its ``__init__``) as module and bus slave ``name``, with a
     0x100-byte uncached region at ``origin`` (``None``: the lowest free one in the SoC's I/O
-    regions, clear of the CSR bridge's) and, if the SoC
-    has interrupts (a CPU), interrupt ``name``. Returns the :class:`LiteXCipherPeripheral`.
+    regions, clear of the CSR bridge's) and, if the SoC has interrupts (a CPU), interrupt
+    ``name``. Returns the :class:`LiteXCipherPeripheral`.
+
+    An access takes the peripheral's two edges (registered ``ack``): LiteX's arbiter and decoder
+    add none (measured with one master: 20 writes in 40 edges, ``tests/support/litex_bench.py``).
+    LiteX's bus timeout never fires, as the peripheral acknowledges every access, bad ones
+    included.
 
     Raises :exc:`ValueError` (one line) for an unknown core, a core the peripheral cannot take,
     a bad name or origin; LiteX's own ``SoCError`` for a name or region it refuses (taken,

@@ -224,6 +224,13 @@ def test_bad_name_and_core_type():
         LiteXCipherPeripheral(_Platform(), core=128)
 
 
+def test_origin_must_be_a_multiple_of_the_region():
+    from cipher_cores.cores.litex import add_cipher_peripheral
+    with pytest.raises(ValueError, match=r"^origin must be None or a multiple of 0x100, "
+                                         r"not 4112$"):
+        add_cipher_peripheral(object(), core="aes-128", origin=0x1010)
+
+
 def test_example_cli_error_is_one_line(capsys):
     from cipher_cores.platforms.litex_soc import main
     assert main(["--core", "nope-80"]) == 1
