@@ -92,7 +92,7 @@ def test_encryptions_through_the_litex_interconnect(compiled):
     master outside the SoC, through LiteX's arbiter and decoder, with the interrupt port rising
     when each message is done and falling when it is disabled."""
     soc, program, binary, directory = compiled
-    run = run_bench(binary, program, directory)
+    run = run_bench(soc, binary, program, directory)
     assert run.errors == [], run.output[-3000:]
     assert run.summary is not None, run.output[-3000:]
     assert run.summary["checks"] == len(program.expected) == 1 + 4 + 4 + 8 + 1
@@ -104,9 +104,24 @@ def test_a_wrong_expected_result_fails(compiled):
     soc, program, binary, directory = compiled
     index = next(i for i, (_, label) in enumerate(program.expected)
                  if label.startswith("CBC") and "block 1 word 3" in label)
-    run = run_bench(binary, program, directory, wrong=index)
+    run = run_bench(soc, binary, program, directory, wrong=index)
     assert len(run.errors) == 1, run.output[-3000:]
     assert f"check {index} read" in run.errors[0]
+
+
+def test_an_access_through_litex_takes_the_peripherals_two_edges(compiled, tmp_path):
+    """LiteX's arbiter and decoder add no edge: 20 more writes take 40 more edges."""
+    soc, *_ = compiled
+    edges = []
+    for writes in (0, 20):
+        program = BusProgram(soc.origin)
+        for value in range(writes):
+            program.write("LENGTH", value)
+        program.check("LENGTH", max(writes - 1, 0), "the last LENGTH written")
+        run = run_bench(soc, compile_bench(soc, program, tmp_path), program, tmp_path)
+        assert run.errors == [] and run.summary is not None, run.output[-2000:]
+        edges.append(run.summary["edges"])
+    assert edges[1] - edges[0] == 2 * 20
 
 
 def test_the_soc_places_the_peripheral_clear_of_the_csr_space(compiled):

@@ -247,16 +247,17 @@ def compile_bench(soc: BenchSoC, program: BusProgram, directory: Path) -> Path:
     return binary
 
 
-def run_bench(binary: Path, program: BusProgram, directory: Path, *,
+def run_bench(soc: BenchSoC, binary: Path, program: BusProgram, directory: Path, *,
               wrong: int | None = None) -> BenchRun:
-    """Run the compiled bench with the program's expectations (one of them wrong if ``wrong``
-    is an index)."""
+    """Run the compiled bench with the program's expectations, written into ``directory`` (one
+    of them wrong if ``wrong`` is an index), in the SoC's folder (where its memory contents
+    are)."""
     import re
 
     expected = directory / ("expected.hex" if wrong is None else f"expected_wrong{wrong}.hex")
     expected.write_text(program.expectations(wrong))
     ran = subprocess.run(["vvp", "-n", str(binary), f"+expected={expected}"],
-                         capture_output=True, text=True, cwd=directory)
+                         capture_output=True, text=True, cwd=soc.verilog.parent)
     output = ran.stdout + ran.stderr
     errors = [line for line in output.splitlines() if line.startswith("ERROR")]
     match = re.search(r"SUMMARY accesses=(\d+) checks=(\d+) edges=(\d+) errors=(\d+)", output)
