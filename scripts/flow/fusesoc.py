@@ -5,7 +5,7 @@
 :func:`~cipher_cores.scripts.flow.targets.parse_target`:
 
 ``MODULE.v``
-    the exported Verilog (:func:`~cipher_cores.scripts.flow.export.verilog_text`), top module
+    the exported Verilog (:func:`~cipher_cores.cores.verilog.verilog_text`), top module
     ``MODULE`` (the target's slug, ``aes128``, ``wishbone_aes128``, ``aes128_axis`` in the
     ``axis`` form, or the ``name`` given);
 ``MODULE_tb.v``
@@ -805,7 +805,7 @@ def write_package(target, directory, *, name: str | None = None,
     Raises :exc:`ValueError` (one line) for a target no package is made of or a bad ``name``,
     :exc:`OSError` if the folder cannot be written, and Yosys' error if the export fails.
     """
-    from .export import verilog_text
+    from cipher_cores.cores.verilog import verilog_text
     from .targets import parse_target
 
     if isinstance(target, str):

