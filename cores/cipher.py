@@ -60,6 +60,9 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
         Whether the core has a decryption path (the default). Without it the core encrypts every
         block, whatever the block's ``decrypt`` bit says; a core that cannot leave decryption out
         passes ``True``, one that only encrypts ``False``.
+    random_bits : :class:`int`
+        0 for an unmasked core; a masked core's width of fresh random bits per transfer of its
+        ``random`` stream (:class:`~cipher_cores.cores.interface.BlockCipherSignature`).
 
     Members
     -------
@@ -67,11 +70,13 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
     input : ``In(stream.Signature(BlockRequest(block_bits)))``
     output : ``Out(stream.Signature(unsigned(block_bits)))``
         As in :class:`~cipher_cores.cores.interface.BlockCipherSignature`, with its contract.
+    random : ``In(stream.Signature(unsigned(random_bits)))``, if ``random_bits`` > 0
     """
-    def __init__(self, block_bits: int, key_bits: int, *, decrypt: bool = True):
+    def __init__(self, block_bits: int, key_bits: int, *, decrypt: bool = True,
+                 random_bits: int = 0):
         if not isinstance(decrypt, bool):
             raise TypeError(f"decrypt must be a bool (True or False), not {decrypt!r}")
-        super().__init__(BlockCipherSignature(block_bits, key_bits))
+        super().__init__(BlockCipherSignature(block_bits, key_bits, random_bits=random_bits))
         self._key_bits = key_bits
         self._decrypt = decrypt
 
@@ -84,6 +89,11 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
     def key_bits(self) -> int:
         """Width of a key."""
         return self.signature.key_bits
+
+    @property
+    def random_bits(self) -> int:
+        """Width of the ``random`` stream of a masked core; 0 for a core without one."""
+        return self.signature.random_bits
 
     @property
     def decrypts(self) -> bool:

@@ -52,6 +52,9 @@ class BlockCipherSignature(wiring.Signature):
         Width of a block (128 for AES, 64 for PRESENT).
     key_bits : :class:`int`
         Width of a key (128, 192 or 256 for AES; 80 or 128 for PRESENT).
+    random_bits : :class:`int`
+        0 (the default) for a core that needs no randomness; otherwise the width of the
+        ``random`` stream through which a masked core takes fresh random bits.
 
     Members
     -------
@@ -61,6 +64,13 @@ class BlockCipherSignature(wiring.Signature):
         Each transfer is one block, encrypted when ``decrypt`` is 0 and decrypted when it is 1.
     output : ``Out(stream.Signature(unsigned(block_bits)))``
         One result per input block, in the order the blocks were accepted.
+    random : ``In(stream.Signature(unsigned(random_bits)))``, only if ``random_bits`` > 0
+        Fresh random bits for a masked core (shares, remasking): the core takes a transfer on
+        each edge it needs one and waits (no key or block advances) while ``valid`` is low, so
+        it never computes unmasked. Its results do not depend on the bits: with all-zero
+        randomness it still computes the right result (unprotected). Its cycle figures are
+        measured with ``valid`` held high. A source is
+        :class:`~cipher_cores.cores.prng.PRNG` (or a true random number generator).
 
     Contract
     --------
@@ -87,16 +97,22 @@ class BlockCipherSignature(wiring.Signature):
     most significant byte. For PRESENT, the block is the integer b63..b0 and the key the integer
     k79..k0 (or k127..k0) of the PRESENT paper.
     """
-    def __init__(self, block_bits: int, key_bits: int):
+    def __init__(self, block_bits: int, key_bits: int, *, random_bits: int = 0):
         _check_width("block_bits", block_bits)
         _check_width("key_bits", key_bits)
+        if not isinstance(random_bits, int) or isinstance(random_bits, bool) or random_bits < 0:
+            raise TypeError(f"random_bits must be a non-negative integer, not {random_bits!r}")
         self._block_bits = block_bits
         self._key_bits = key_bits
-        super().__init__({
+        self._random_bits = random_bits
+        members = {
             "key":    In(stream.Signature(unsigned(key_bits))),
             "input":  In(stream.Signature(BlockRequest(block_bits))),
             "output": Out(stream.Signature(unsigned(block_bits))),
-        })
+        }
+        if random_bits:
+            members["random"] = In(stream.Signature(unsigned(random_bits)))
+        super().__init__(members)
 
     @property
     def block_bits(self) -> int:
@@ -106,13 +122,21 @@ class BlockCipherSignature(wiring.Signature):
     def key_bits(self) -> int:
         return self._key_bits
 
+    @property
+    def random_bits(self) -> int:
+        """Width of the ``random`` stream (0: the core has none)."""
+        return self._random_bits
+
     def __eq__(self, other):
         return (type(other) is type(self) and
                 other.block_bits == self.block_bits and
-                other.key_bits == self.key_bits)
+                other.key_bits == self.key_bits and
+                other.random_bits == self.random_bits)
 
     def __hash__(self):
-        return hash((type(self), self._block_bits, self._key_bits))
+        return hash((type(self), self._block_bits, self._key_bits, self._random_bits))
 
     def __repr__(self):
-        return f"BlockCipherSignature(block_bits={self.block_bits}, key_bits={self.key_bits})"
+        random = f", random_bits={self.random_bits}" if self.random_bits else ""
+        return (f"BlockCipherSignature(block_bits={self.block_bits}, key_bits={self.key_bits}"
+                f"{random})")
