@@ -34,9 +34,10 @@ from .support.toy_cipher import TOY_ENTRY
 #: Configurations slow in the Python simulator (about 30 s for the six checks, up to 140 s for
 #: PRESENT with 31 rounds per cycle), checked with ``-m slow``; the default run keeps at least
 #: one of each architecture: AES with Boolean S-boxes at 128 bits (the look-up S-boxes at 192
-#: and 256), PRESENT at 8 and 31 rounds per cycle with 80-bit keys (16 rounds, the same unrolled
-#: round generator, and 128-bit keys at 8, 16 and 31 in the slow run; 128-bit keys at 1, 2
-#: and 4), the bit-serial PRESENT and the PRESENT in block RAM at 80 bits.
+#: and 256), PRESENT at 8 rounds per cycle with 80-bit keys and at 16 and 31 encrypt-only (the
+#: unrolled round generator; both directions at 31 and 128-bit keys at 8, 16 and 31 in the slow
+#: run; 128-bit keys at 1, 2 and 4), the bit-serial PRESENT and the PRESENT in block RAM at 80
+#: bits, both directions.
 SLOW_CONFIGS = {"aes-pipelined-192", "aes-pipelined-256", "aes-ttable-192:tables=sbox",
                 "aes-ttable-256:tables=sbox", "aes-compact-256", "aes-compact-192:decrypt=no",
                 "aes-compact-256:decrypt=no", "present-keytable-128",
@@ -46,7 +47,8 @@ SLOW_CONFIGS = {"aes-pipelined-192", "aes-pipelined-256", "aes-ttable-192:tables
     for sbox in ("", "sbox=logic,", "sbox=boolean,")} - {"aes-128:decrypt=no"} | {
     f"present-128:rounds_per_cycle={rounds}{decrypt}" for rounds in (8, 16, 31)
     for decrypt in ("", ",decrypt=no")} | {
-    "present-80:rounds_per_cycle=16", "present-bram-128", "present-bram-128:decrypt=no"}
+    "present-80:rounds_per_cycle=16", "present-bram-128", "present-bram-128:decrypt=no",
+    "present-80:rounds_per_cycle=31", "present-bram-80:decrypt=no", "present-serial-80:decrypt=no"}
 CONFIGS = configurations() + [TOY_ENTRY.config()]
 each_config = pytest.mark.parametrize("config", [
     pytest.param(config, id=config.slug,

@@ -209,7 +209,10 @@ def test_kit_memory_map_header_is_generated_from_its_description():
 
 # --- the whole system in the compiled simulator -----------------------------------------------
 
-@pytest.mark.parametrize("core, gcm", [("aes-bram-128", True), ("present-80", False)])
+#: The AES self-test with GCM (about 40 s of firmware in the compiled simulator) is in the slow
+#: run; the default run has the PRESENT one, and the same AES-GCM SoC runs the user programs below.
+@pytest.mark.parametrize("core, gcm", [pytest.param("aes-bram-128", True, marks=pytest.mark.slow),
+                                       ("present-80", False)])
 def test_selftest_firmware_passes_every_check(capsys, core, gcm):
     """The self-test runs every vector in every mode (and GCM), the interrupt check and the
     benchmarks, and ends with a summary line that says PASS (exit status 0)."""
