@@ -212,8 +212,12 @@ class FaultDetecting(BlockCipher):
         block_parity = Signal()                 # parity of Cat(block, decrypt)
         result = Signal(block_bits)             # pass 1's result, released if the check passes
         result_parity = Signal()
-        checked = Signal()                      # set only by a passing comparison
-        key_loaded = Signal()
+        # The progress of a block, kept apart from the state so that a flipped state bit that
+        # skips or repeats a step is seen (each state checks the flags it must find):
+        busy = Signal()                         # a block is in (accepted, not yet released)
+        have_result = Signal()                  # pass 1 is done
+        checked = Signal()                      # pass 2 agreed: set only by a passing comparison
+        key_loaded = Signal(2)                  # two copies: a flip of one is seen, not a stall
         timer = Signal(range(self.watchdog_limit + 1))
 
         block_ok = _parity(Cat(block, decrypt)) == block_parity
@@ -226,14 +230,23 @@ class FaultDetecting(BlockCipher):
             expected, answer_ok = result, result_ok
 
         # The watchdog: every state that waits for the core restarts the timer when it is
-        # entered; "Idle" and "Output" (which wait for the user) hold it at 0.
+        # entered; "Idle" and "Output" (which wait for the user) hold it at 0. A flip into an
+        # unused state encoding runs no state's code, so the timer runs out there too.
         m.d.sync += timer.eq(timer + 1)
         with m.If(timer == self.watchdog_limit):
+            m.d.comb += fail.eq(1)
+        with m.If(key_loaded[0] != key_loaded[1]):
             m.d.comb += fail.eq(1)
 
         def goto(state):
             m.next = state
             m.d.sync += timer.eq(0)
+
+        def expect(*flags):
+            """This state finds busy, have_result and checked as given (1 or 0)."""
+            found = Cat(busy, have_result, checked)
+            with m.If(found != Cat(*flags)):
+                m.d.comb += fail.eq(1)
 
         def put_core_key():
             m.d.comb += [core.key.valid.eq(1), core.key.payload.eq(key_copy)]
@@ -248,54 +261,64 @@ class FaultDetecting(BlockCipher):
 
         with m.FSM():
             with m.State("Idle"):
+                expect(0, 0, 0)
                 m.d.comb += [engine_idle.eq(1),
-                             self.input.ready.eq(key_loaded & ~key_pending & ~self.key.valid &
-                                                 ~alert)]
+                             self.input.ready.eq(key_loaded.all() & ~key_pending &
+                                                 ~self.key.valid & ~alert)]
                 m.d.sync += timer.eq(0)
                 with m.If(key_pending):
                     goto("Load key")
                 with m.Elif(load_block):
                     m.d.sync += [block.eq(self.input.payload.block),
                                  decrypt.eq(self.input.payload.decrypt),
-                                 block_parity.eq(_parity(self.input.payload.as_value()))]
+                                 block_parity.eq(_parity(self.input.payload.as_value())),
+                                 busy.eq(1)]
                     goto("Put 1")
 
             with m.State("Load key"):
+                expect(0, 0, 0)
                 put_core_key()
                 with m.If(core.key.ready):
                     m.d.comb += key_taken.eq(1)
+                    m.d.sync += key_loaded.eq(0b11)
                     goto("Wait key")
 
             with m.State("Wait key"):
                 # The core takes a block K edges after its key; the wrapper's "Idle" then
                 # accepts one, which reaches the core no sooner than that.
+                expect(0, 0, 0)
                 with m.If(timer == core.key_load_cycles - 1):
-                    m.d.sync += key_loaded.eq(1)
                     goto("Idle")
 
             with m.State("Put 1"):
+                expect(1, 0, 0)
                 put_core_block(Cat(block, decrypt))
                 with m.If(core.input.ready):
                     goto("Wait 1")
 
             with m.State("Wait 1"):
+                expect(1, 0, 0)
                 m.d.comb += core.output.ready.eq(1)
                 with m.If(core.output.valid):
                     m.d.sync += [result.eq(core.output.payload),
-                                 result_parity.eq(_parity(core.output.payload))]
+                                 result_parity.eq(_parity(core.output.payload)),
+                                 have_result.eq(1)]
                     goto("Reload key")
 
             with m.State("Reload key"):
+                expect(1, 1, 0)
                 put_core_key()
                 with m.If(core.key.ready):
                     goto("Put 2")
 
             with m.State("Put 2"):
+                expect(1, 1, 0)
                 put_core_block(second_input)
                 with m.If(core.input.ready):
                     goto("Wait 2")
 
             with m.State("Wait 2"):
+                expect(1, 1, 0)
                 m.d.comb += core.output.ready.eq(1)
                 with m.If(core.output.valid):
                     with m.If((core.output.payload == expected) & answer_ok & block_ok &
@@ -306,12 +329,13 @@ class FaultDetecting(BlockCipher):
                         m.d.comb += fail.eq(1)
 
             with m.State("Output"):
+                expect(1, 1, 1)
                 m.d.sync += timer.eq(0)
-                m.d.comb += release.eq(checked & result_ok & ~alert)
-                with m.If(~checked | ~result_ok):
+                m.d.comb += release.eq(busy & have_result & checked & result_ok & ~alert)
+                with m.If(~result_ok):
                     m.d.comb += fail.eq(1)
                 with m.If(self.output.ready & release):
-                    m.d.sync += checked.eq(0)
+                    m.d.sync += [busy.eq(0), have_result.eq(0), checked.eq(0)]
                     goto("Idle")
 
 
