@@ -5,8 +5,9 @@ from .keytable import KeyTablePRESENT
 from .serial import SerialPRESENT
 from .pipelined import PipelinedPRESENT
 from .bram import BlockRamPRESENT
+from .masked import MaskedPRESENT
 from .catalog import CATALOG
 
 
 __all__ = ["ROUNDS_PER_CYCLE", "PRESENT", "KeyTablePRESENT", "SerialPRESENT", "PipelinedPRESENT",
-           "BlockRamPRESENT", "CATALOG"]
+           "BlockRamPRESENT", "MaskedPRESENT", "CATALOG"]

@@ -1,0 +1,362 @@
+"""A first-order threshold implementation of PRESENT-80/128 (three shares), encrypt-only.
+
+The S-box decomposition and its shared component functions are defined here once, as tables and
+the algebraic normal forms computed from them; the hardware, the Python share model
+(:func:`shared_apply`) and the tests all read them.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Signal
+
+from ..cipher import BlockCipher
+from .reference import check_key_bits
+from .tables import (BLOCK_BITS, COUNTER_BITS, KEY_COUNTER_LSB, KEY_ROTATION, KEY_SBOX_NIBBLES,
+                     PERMUTATION, ROUNDS, SBOX)
+
+
+__all__ = ["G_TABLE", "F_TABLE", "SHARES", "RANDOM_BITS", "anf", "shared_terms", "shared_apply",
+           "MaskedPRESENT"]
+
+
+#: The quadratic permutation G of the decomposition S = F o G (S the PRESENT S-box), as a table.
+#: Found by a search: G = T o A with T(x) = (x0, x1, x2 ^ x0x1, x3 ^ x0x2) and A affine, keeping
+#: those for which F = S o G^-1 is quadratic too and whose direct sharings (:func:`shared_terms`)
+#: are uniform; of those, one with the fewest quadratic terms (5 in G, 4 in F).
+G_TABLE = tuple(int(digit, 16) for digit in "D7A4E01B93682C5F")
+#: The quadratic permutation F = S o G^-1.
+F_TABLE = tuple(int(digit, 16) for digit in "0A4EB1F5836D7C92")
+assert all(F_TABLE[G_TABLE[x]] == SBOX[x] for x in range(16))
+
+#: Number of shares of every masked value.
+SHARES = 3
+#: Width of the ``random`` stream of :class:`MaskedPRESENT`.
+RANDOM_BITS = 64
+
+
+def anf(table, bit: int) -> list:
+    """The algebraic normal form of output bit ``bit`` of a 4-bit function ``table``: the list of
+    its monomials, each a tuple of input bit indices (``()`` is the constant 1)."""
+    coefficients = [(table[x] >> bit) & 1 for x in range(16)]
+    for i in range(4):
+        for x in range(16):
+            if x >> i & 1:
+                coefficients[x] ^= coefficients[x ^ (1 << i)]
+    return [tuple(i for i in range(4) if x >> i & 1) for x in range(16) if coefficients[x]]
+
+
+def shared_terms(table) -> list:
+    """The direct three-share sharing of a function of degree at most 2 (Nikova, Rechberger and
+    Rijmen's threshold implementations): ``terms[i][bit]`` is the list of monomials of output share
+    ``i``, bit ``bit``, each a tuple of ``(share, input bit)`` pairs (``()`` the constant 1).
+
+    Output share ``i`` reads only input shares ``i + 1`` and ``i + 2`` (mod 3): a linear term
+    ``a`` goes to share ``i`` as ``a[i + 1]``, a quadratic ``ab`` as
+    ``a[j]b[j] ^ a[j]b[k] ^ a[k]b[j]`` with ``j, k = i + 1, i + 2``; the constant to share 0.
+    """
+    terms = []
+    for i in range(SHARES):
+        j, k = (i + 1) % SHARES, (i + 2) % SHARES
+        per_bit = []
+        for bit in range(4):
+            monomials = []
+            for monomial in anf(table, bit):
+                if len(monomial) == 0:
+                    if i == 0:
+                        monomials.append(())
+                elif len(monomial) == 1:
+                    monomials.append(((j, monomial[0]),))
+                elif len(monomial) == 2:
+                    a, b = monomial
+                    monomials += [((j, a), (j, b)), ((j, a), (k, b)), ((k, a), (j, b))]
+                else:
+                    raise ValueError(f"table must have degree at most 2, not {table!r}")
+            per_bit.append(monomials)
+        terms.append(per_bit)
+    return terms
+
+
+def shared_apply(table, shares) -> list:
+    """The shared function of :func:`shared_terms` on three 4-bit input shares (integers):
+    returns the three 4-bit output shares. Their XOR is ``table`` of the XOR of the inputs."""
+    out = []
+    for per_bit in shared_terms(table):
+        value = 0
+        for bit, monomials in enumerate(per_bit):
+            for monomial in monomials:
+                product = 1
+                for share, index in monomial:
+                    product &= shares[share] >> index
+                value ^= (product & 1) << bit
+        out.append(value)
+    return out
+
+
+def _shared_gates(table, shares) -> list:
+    """:func:`shared_terms` as gateware on three 4-bit values: three 4-bit values."""
+    out = []
+    for per_bit in shared_terms(table):
+        bits = []
+        for monomials in per_bit:
+            value = Const(0, 1)
+            for monomial in monomials:
+                product = Const(1, 1)
+                for share, index in monomial:
+                    product = product & shares[share][index]
+                value = value ^ product
+            bits.append(value)
+        out.append(Cat(*bits))
+    return out
+
+
+def _rotate_left(value, amount: int):
+    width = len(value)
+    amount %= width
+    return Cat(value[width - amount:], value[:width - amount])
+
+
+class MaskedPRESENT(BlockCipher):
+    """PRESENT-80/128 encryption (Bogdanov et al., CHES 2007) as a three-share threshold
+    implementation, first-order secure in the glitch-extended probing model: the construction of
+    Poschmann, Moradi, Khoo, Lim, Wang and Ling ("Side-Channel Resistant Crypto for less than
+    2,300 GE", J. Cryptology 2011), derived and written here from the paper's description.
+
+    Construction
+    ------------
+    The S-box is S = F o G with G and F quadratic permutations (:data:`G_TABLE`,
+    :data:`F_TABLE`); each is shared directly in three shares (:func:`shared_terms`). The sharings
+    are correct, non-complete (output share ``i`` never reads input share ``i``) and uniform (the
+    shared 12-bit maps are permutations), which ``tests/test_present_masked.py`` checks, so no
+    fresh randomness is needed after the initial masking. A register (``mid``, 16 x 12 bits for
+    the state, 12 or 24 for the key schedule's S-boxes) separates G from F so that a glitch
+    cannot combine the shares of one S-box input across both stages. Linear steps (AddRoundKey,
+    pLayer, the key register's rotation and counter addition) work share by share.
+
+    State and key are both shared: the block enters as ``(r1, r2, block ^ r1 ^ r2)``, the key as
+    ``(r1', r2', key ^ r1' ^ r2')`` with fresh bits from ``random``; the key schedule's S-box is
+    masked like the state's. The shares are recombined only into the output, through a gate
+    that holds the XOR at 0 except while the result is offered.
+
+    What is claimed, and what is not
+    --------------------------------
+    Claimed: first-order security (no single probe, even extended by glitches up to the nearest
+    register, depends on the key or the data) given uniform fresh random bits. Not claimed:
+    higher-order security, protection against transition leakage of registers that FPGA routing
+    may combine, faults, or anything with a weak random source (with all-zero randomness the core
+    is unprotected but correct). The key's sharing is drawn once per key load and reused for
+    every block under that key (the loaded shares are kept, the running key register reloads
+    from them); the state is remasked with fresh bits for every block. Only simulation and
+    statistical leakage tests back the claim, not silicon measurements.
+
+    Randomness
+    ----------
+    ``random_bits`` is 64: each block takes 2 transfers (128 bits, all used) before its input
+    transfer; each key load takes ``ceil(2 * key_bits / 64)`` transfers (3 for PRESENT-80, of
+    which 160 bits are used; 4 for PRESENT-128) before its key transfer. The core takes those
+    transfers once the key or block is offered (it reads the held payload only at its own
+    transfer) and waits while ``random.valid`` is low.
+
+    Parameters
+    ----------
+    key_bits : :class:`int`
+        80 (PRESENT-80) or 128 (PRESENT-128).
+    decrypt : :class:`bool`
+        Must be ``False``: this core only encrypts (a shared inverse S-box is not implemented);
+        the ``decrypt`` field of ``input.payload`` is ignored.
+
+    Members
+    -------
+    key : ``In(stream.Signature(unsigned(key_bits)))``
+        The integer k79..k0 (k127..k0) of the paper. ``key.ready`` is high only in "Key ready",
+        which the core reaches from idle after drawing the key's random shares.
+    input : ``In(stream.Signature(BlockRequest(64)))``
+        ``block`` is the integer b63..b0 of the paper. No block is accepted before the first key,
+        or while ``key.valid`` is high.
+    output : ``Out(stream.Signature(unsigned(64)))``
+        The ciphertext b63..b0.
+    random : ``In(stream.Signature(unsigned(64)))``
+        Fresh random bits (for example from :class:`~cipher_cores.cores.prng.PRNG`).
+
+    Cycle counts
+    ------------
+    Two clock cycles per round (G, then F), 31 rounds, with ``random.valid`` held high:
+
+    * latency: 64 edges from the input transfer to the output transfer (62 round edges, one
+      edge adding the last round key, the output transfer);
+    * initiation interval: 68 (one idle edge, two random transfers, then the next input
+      transfer);
+    * key load: 4 edges from the key transfer to the first block transfer.
+
+    Reset
+    -----
+    A reset leaves an idle core with no key loaded.
+    """
+    def __init__(self, key_bits: int = 80, *, decrypt: bool = False):
+        if not isinstance(decrypt, bool):
+            raise TypeError(f"decrypt must be a bool (True or False), not {decrypt!r}")
+        if decrypt:
+            raise ValueError("decrypt must be False: MaskedPRESENT only encrypts, not True")
+        super().__init__(BLOCK_BITS, check_key_bits(key_bits), decrypt=False,
+                         random_bits=RANDOM_BITS)
+
+    @property
+    def key_random_transfers(self) -> int:
+        """Transfers of ``random`` drawn for each key load."""
+        return -(-2 * self._key_bits // RANDOM_BITS)
+
+    @property
+    def block_random_transfers(self) -> int:
+        """Transfers of ``random`` drawn for each block."""
+        return 2 * BLOCK_BITS // RANDOM_BITS
+
+    @property
+    def random_bits_per_block(self) -> int:
+        return self.block_random_transfers * RANDOM_BITS
+
+    @property
+    def latency(self) -> int:
+        return 2 * ROUNDS + 2
+
+    @property
+    def initiation_interval(self) -> int:
+        return self.latency + 2 + self.block_random_transfers
+
+    @property
+    def key_load_cycles(self) -> int:
+        return 2 + self.block_random_transfers
+
+    def elaborate(self, platform):
+        m = Module()
+        key_bits = self._key_bits
+        nibbles = KEY_SBOX_NIBBLES[key_bits]
+        counter_lsb = KEY_COUNTER_LSB[key_bits]
+
+        state = [Signal(BLOCK_BITS, name=f"state_{i}", reset_less=True) for i in range(SHARES)]
+        mid = [Signal(16 * 4, name=f"mid_{i}", reset_less=True) for i in range(SHARES)]
+        key_loaded_shares = [Signal(key_bits, name=f"key_loaded_{i}", reset_less=True)
+                             for i in range(SHARES)]
+        key = [Signal(key_bits, name=f"key_{i}", reset_less=True) for i in range(SHARES)]
+        key_mid = [Signal(4 * len(nibbles), name=f"key_mid_{i}", reset_less=True)
+                   for i in range(SHARES)]
+        counter = Signal(COUNTER_BITS, init=1)    # the round counter, 1..31
+        drawn = Signal(range(max(self.key_random_transfers, self.block_random_transfers) + 1))
+        key_loaded = Signal()
+        output_valid = Signal()
+
+        # Round, first half: G on each share triple of (state ^ round key); the key schedule's
+        # S-box input is the top nibble(s) of the key register turned left by 61.
+        round_key = [k[key_bits - BLOCK_BITS:] for k in key]
+        added = [s ^ k for s, k in zip(state, round_key)]
+        g_state = [[], [], []]
+        for n in range(16):
+            outs = _shared_gates(G_TABLE, [a[4 * n:4 * n + 4] for a in added])
+            for i in range(SHARES):
+                g_state[i].append(outs[i])
+        rotated = [_rotate_left(k, KEY_ROTATION) for k in key]
+        g_key = [[], [], []]
+        for lsb in nibbles:
+            outs = _shared_gates(G_TABLE, [r[lsb:lsb + 4] for r in rotated])
+            for i in range(SHARES):
+                g_key[i].append(outs[i])
+
+        # Round, second half: F, then pLayer; the key register's next value.
+        f_state = [[], [], []]
+        for n in range(16):
+            outs = _shared_gates(F_TABLE, [md[4 * n:4 * n + 4] for md in mid])
+            for i in range(SHARES):
+                f_state[i].append(outs[i])
+        next_state = []
+        for i in range(SHARES):
+            substituted = Cat(*f_state[i])
+            bits = [None] * BLOCK_BITS
+            for source, target in enumerate(PERMUTATION):
+                bits[target] = substituted[source]
+            next_state.append(Cat(*bits))
+        next_key = []
+        for i in range(SHARES):
+            bits = list(rotated[i])
+            for index, lsb in enumerate(nibbles):
+                f_bits = _shared_gates(F_TABLE, [km[4 * index:4 * index + 4]
+                                                 for km in key_mid])[i]
+                bits[lsb:lsb + 4] = list(f_bits)
+            if i == 0:
+                for b in range(COUNTER_BITS):
+                    bits[counter_lsb + b] = bits[counter_lsb + b] ^ counter[b]
+            next_key.append(Cat(*bits))
+
+        # The output: the shares' XOR, gated so that it is 0 except while the result is offered.
+        m.d.comb += self.output.payload.eq(
+            (state[0] & output_valid.replicate(BLOCK_BITS)) ^
+            (state[1] & output_valid.replicate(BLOCK_BITS)) ^
+            (state[2] & output_valid.replicate(BLOCK_BITS)))
+        m.d.comb += self.output.valid.eq(output_valid)
+
+        key_pair = Cat(key_loaded_shares[0], key_loaded_shares[1])
+        state_pair = Cat(state[0], state[1])
+
+        with m.FSM(name="control"):
+            with m.State("Idle"):
+                m.d.sync += drawn.eq(0)
+                with m.If(self.key.valid):
+                    m.next = "Key random"
+                with m.Elif(self.input.valid & key_loaded):
+                    m.next = "Block random"
+            with m.State("Key random"):
+                # Shift fresh words into the first two loaded-key shares.
+                m.d.comb += self.random.ready.eq(1)
+                with m.If(self.random.valid):
+                    m.d.sync += [
+                        key_pair.eq(Cat(key_pair[RANDOM_BITS:], self.random.payload)
+                                    if 2 * key_bits > RANDOM_BITS else self.random.payload),
+                        drawn.eq(drawn + 1),
+                    ]
+                    with m.If(drawn == self.key_random_transfers - 1):
+                        m.next = "Key ready"
+            with m.State("Key ready"):
+                m.d.comb += self.key.ready.eq(1)
+                with m.If(self.key.valid):
+                    m.d.sync += [
+                        key_loaded_shares[2].eq(self.key.payload ^ key_loaded_shares[0] ^
+                                                key_loaded_shares[1]),
+                        key_loaded.eq(1),
+                    ]
+                m.next = "Idle"
+            with m.State("Block random"):
+                m.d.comb += self.random.ready.eq(1)
+                with m.If(self.random.valid):
+                    m.d.sync += [
+                        state_pair.eq(Cat(state_pair[RANDOM_BITS:], self.random.payload)),
+                        drawn.eq(drawn + 1),
+                    ]
+                    with m.If(drawn == self.block_random_transfers - 1):
+                        m.next = "Block ready"
+            with m.State("Block ready"):
+                m.d.comb += self.input.ready.eq(~self.key.valid)
+                with m.If(self.key.valid):
+                    m.next = "Idle"
+                with m.Else():
+                    m.d.sync += [
+                        state[2].eq(self.input.payload.block ^ state[0] ^ state[1]),
+                        counter.eq(1),
+                    ]
+                    m.d.sync += [k.eq(kl) for k, kl in zip(key, key_loaded_shares)]
+                    m.next = "Round G"
+            with m.State("Round G"):
+                m.d.sync += [md.eq(Cat(*g)) for md, g in zip(mid, g_state)]
+                m.d.sync += [km.eq(Cat(*g)) for km, g in zip(key_mid, g_key)]
+                m.next = "Round F"
+            with m.State("Round F"):
+                m.d.sync += [s.eq(n) for s, n in zip(state, next_state)]
+                m.d.sync += [k.eq(n) for k, n in zip(key, next_key)]
+                m.d.sync += counter.eq(counter + 1)
+                with m.If(counter == ROUNDS):
+                    m.next = "Last key"
+                with m.Else():
+                    m.next = "Round G"
+            with m.State("Last key"):
+                m.d.sync += [s.eq(s ^ k) for s, k in zip(state, round_key)]
+                m.d.sync += output_valid.eq(1)
+                m.next = "Output"
+            with m.State("Output"):
+                with m.If(self.output.ready):
+                    m.d.sync += output_valid.eq(0)
+                    m.next = "Idle"
+        return m
