@@ -1,11 +1,11 @@
 """The AES entries of the core catalog (see :mod:`cipher_cores.cores.catalog`)."""
 
-from ..catalog import CipherEntry, CoreOption, PaperFigure
+from ..catalog import CipherEntry, CoreOption, KnownAnswer, PaperFigure
 from . import reference
 from .bram import BlockRamAES
 from .compact import CompactAES
 from .core import AES
-from .pipelined import PipelinedAES
+from .pipelined import PipelinedAES, TwoLanePipelinedAES
 from .substitution import SBOX_IMPLEMENTATIONS
 from .transforms import ROUNDS
 from .ttable import TTableAES
@@ -32,6 +32,24 @@ def _aes_entry(**fields) -> CipherEntry:
                        vectors=FIPS197_VECTORS, **fields)
 
 
+def _two_blocks(function):
+    """``function`` (a block's reference model) applied to both 128-bit halves of a 256-bit
+    transfer under one key (ECB): block 0 is the most significant half."""
+    def both(key, blocks, key_bits):
+        return function(key, blocks >> 128, key_bits) << 128 | \
+            function(key, blocks & (1 << 128) - 1, key_bits)
+    return both
+
+
+def _two_block_vector(vector: KnownAnswer) -> KnownAnswer:
+    """A FIPS-197 vector for a two-lane core: the printed plaintext in block 0, the printed
+    ciphertext in block 1 (a different block, whose result is the reference model's)."""
+    again = reference.encrypt_block(vector.key, vector.ciphertext, vector.key_bits)
+    return KnownAnswer(vector.key_bits, vector.key, vector.plaintext << 128 | vector.ciphertext,
+                       vector.ciphertext << 128 | again,
+                       f"{vector.source}; block 1 is its ciphertext, encrypted again")
+
+
 def _decrypt_option(parts: str, note: str = "") -> CoreOption:
     """The ``decrypt`` option of an architecture that can leave decryption (``parts``) out."""
     return CoreOption("decrypt", bool, True, (True, False),
@@ -56,6 +74,17 @@ CATALOG = (
         options=(CoreOption("decrypt", bool, False, (False,),
                             "encryption only (the core has no decryption pipe)"),),
         # Not in the default sweep: 82 to 114 block RAMs, only the ECP5-85F has them.
+        report_defaults=()),
+    CipherEntry(
+        name="aes-pipelined2x", title="AES-pipelined2x", component=TwoLanePipelinedAES,
+        encrypt=_two_blocks(reference.encrypt_block),
+        decrypt=_two_blocks(reference.decrypt_block), block_bits=256, key_bits=tuple(ROUNDS),
+        default_key_bits=128, vectors=tuple(map(_two_block_vector, FIPS197_VECTORS)),
+        description="two pipelines of aes-pipelined sharing the round keys: two blocks per "
+                    "clock (256-bit transfers, block 0 in the high half), encryption only",
+        options=(CoreOption("decrypt", bool, False, (False,),
+                            "encryption only (the core has no decryption pipe)"),),
+        # Not in the default sweep: 162 block RAMs for AES-128, only the ECP5-85F has them.
         report_defaults=()),
     _aes_entry(
         name="aes-ttable", title="AES-ttable", component=TTableAES,

@@ -23,7 +23,7 @@ from .transforms import KEY_WORDS, MIX_COLUMNS, ROUNDS, SHIFT_ROWS, key_word_kin
 
 
 __all__ = ["LOOKUP_TABLE", "KeyStep", "SUB_WORD_CYCLES", "key_expansion_plan", "SECTION_ROUNDS",
-           "PipelinedAES"]
+           "PipelinedAES", "TwoLanePipelinedAES"]
 
 
 #: The table every look-up reads: ``S(x)`` in bits 7..0 and ``{02}·S(x)`` in bits 15..8.
@@ -163,10 +163,16 @@ class PipelinedAES(AESCipher):
     -----
     A reset at any time leaves an empty pipe with no key loaded; blocks in flight are dropped.
     """
-    def __init__(self, key_bits: int = 128, *, decrypt: bool = False):
-        super().__init__(key_bits, decrypt=decrypt)
+    def __init__(self, key_bits: int = 128, *, decrypt: bool = False, lanes: int = 1):
+        super().__init__(key_bits, decrypt=decrypt, lanes=lanes)
         if decrypt:
             raise ValueError("decrypt must be False: the pipelined AES core encrypts only")
+        self._lanes = lanes
+
+    @property
+    def lanes(self) -> int:
+        """Pipelines side by side (1 or 2), sharing the round keys: blocks per transfer."""
+        return self._lanes
 
     @property
     def rounds(self) -> int:
@@ -188,8 +194,8 @@ class PipelinedAES(AESCipher):
 
     @property
     def block_rams(self) -> int:
-        """Tables of two ports (block RAMs): 8 per round and 2 for the key expansion."""
-        return 8 * self.rounds + 2
+        """Tables of two ports (block RAMs): 8 per round and lane, and 2 for the key expansion."""
+        return 8 * self.rounds * self._lanes + 2
 
     @property
     def latency(self) -> int:
@@ -251,20 +257,27 @@ class PipelinedAES(AESCipher):
         # Where the die has a floorplan (the ECP5 85F), the RAMs go in a row, round after round,
         # then the key's two: left to itself, nextpnr scattered each round's RAMs over the die
         # (91 MHz, every critical path a route of 4 to 6 ns between a round's RAMs).
+        # With two lanes each round's 16 RAMs are neighbours, lane 0's first; where the
+        # floorplan has too few sites (two lanes of AES-192 or AES-256) the placer chooses.
+        lanes = self._lanes
         sites = [None] * self.block_rams
         floorplan = fpga.floorplan(platform, "aes.pipelined")
-        if floorplan is not None:
+        if floorplan is not None and len(floorplan.sites("rams")) >= self.block_rams:
             sites = floorplan.sites("rams", self.block_rams)
 
-        round_keys = self._key_expansion(m, load_key, settled, settled_next, sites[8 * nr:])
+        round_keys = self._key_expansion(m, load_key, settled, settled_next,
+                                         sites[8 * nr * lanes:])
 
         # Stage 0: the block and round key 0. The datapath registers have no reset: only the
-        # valid bits say what they hold.
-        stage_0 = Signal(128, reset_less=True)
+        # valid bits say what they hold. Block 0 (lane 0) is the most significant.
+        suffixes = [""] if lanes == 1 else [f"_lane{lane}" for lane in range(lanes)]
+        states = [Signal(128, name=f"stage_0{suffix}", reset_less=True) for suffix in suffixes]
+        blocks = [self.input.payload.block[128 * (lanes - 1 - lane):128 * (lanes - lane)]
+                  for lane in range(lanes)]
         with m.If(runs[0]):
-            m.d.sync += stage_0.eq(self.input.payload.block ^ round_keys[0])
+            m.d.sync += [state.eq(block ^ round_keys[0]) for state, block in zip(states, blocks)]
 
-        state, entering = stage_0, load_block
+        entering = load_block
         for k, rounds in enumerate(sections):
             run, last_section = runs[k], k == len(sections) - 1
             # The section's stages before its end register: three a round (two in the last
@@ -273,14 +286,17 @@ class PipelinedAES(AESCipher):
             with m.If(run):
                 m.d.sync += valid.eq(Cat(entering, valid[:-1]))
             for r in rounds:
-                state = self._round(m, r, state, round_keys[r], run,
-                                    sites[8 * (r - 1):8 * r])
+                for lane, suffix in enumerate(suffixes):
+                    first = 8 * ((r - 1) * lanes + lane)
+                    states[lane] = self._round(m, r, states[lane], round_keys[r], run,
+                                               sites[first:first + 8], suffix)
             ready = self.output.ready if last_section else runs[k + 1]
-            head_valid, head, spare_valid_next = self._section_end(
-                m, f"section_{k}", state, valid[-1], run, ready)
+            head_valid, states, spare_valid_next = self._section_end(
+                m, f"section_{k}", states, valid[-1], run, ready, suffixes)
             m.d.sync += run.eq(~spare_valid_next)
-            state, entering = head, head_valid
-        m.d.comb += [self.output.valid.eq(entering), self.output.payload.eq(state)]
+            entering = head_valid
+        payload = states[0] if lanes == 1 else Cat(*reversed(states))
+        m.d.comb += [self.output.valid.eq(entering), self.output.payload.eq(payload)]
         return m
 
     def _sections(self) -> list:
@@ -288,7 +304,7 @@ class PipelinedAES(AESCipher):
         rounds = list(range(1, self.rounds + 1))
         return [rounds[i:i + SECTION_ROUNDS] for i in range(0, len(rounds), SECTION_ROUNDS)]
 
-    def _round(self, m, r, state, round_key, en, sites):
+    def _round(self, m, r, state, round_key, en, sites, suffix=""):
         """Round ``r`` on ``state`` (the register or the value that addresses its look-ups):
         the look-up (two stages), then the round's third register, which holds the XOR of four
         of the five look-up terms of each bit (``partial``, one LUT after the RAMs) and the S
@@ -296,17 +312,17 @@ class PipelinedAES(AESCipher):
         (one more LUT), on the way to the next round's RAMs, so every path is one LUT between
         two registers. Returns the round's result; in the last round, ShiftRows(S) and the
         round key, straight from the RAMs (its third register is the output register)."""
-        looked_up = self._look_up(m, state, en, f"round_{r}", sites)
+        looked_up = self._look_up(m, state, en, f"round_{r}{suffix}", sites)
         substituted = [word[:8] for word in looked_up]
         doubled = [word[8:] for word in looked_up]
         key_bytes = state_bytes(round_key)
-        result = Signal(128, name=f"state_{r}")
+        result = Signal(128, name=f"state_{r}{suffix}")
         if r == self.rounds:
             m.d.comb += result.eq(join_bytes(
                 substituted[SHIFT_ROWS[i]] ^ key_bytes[i] for i in range(16)))
             return result
-        partial = Signal(128, name=f"partial_{r}", reset_less=True)
-        delayed = Signal(128, name=f"delayed_{r}", reset_less=True)
+        partial = Signal(128, name=f"partial_{r}{suffix}", reset_less=True)
+        delayed = Signal(128, name=f"delayed_{r}{suffix}", reset_less=True)
         late_lanes, early = [], []
         for i in range(16):
             terms, late_lane = self._mix_terms(i, substituted, doubled)
@@ -323,28 +339,34 @@ class PipelinedAES(AESCipher):
         return result
 
     @staticmethod
-    def _section_end(m, name, result, arriving, run, ready) -> tuple:
-        """A section's end register and the spare register behind it; returns the valid bit
-        and the value of the older block they hold (the spare's, if it holds one), which the
-        next section (or ``output``) takes on an edge where ``ready`` is high, and the next
-        value of the spare's valid bit, which stops the section (its ``run``).
+    def _section_end(m, name, results, arriving, run, ready, suffixes) -> tuple:
+        """A section's end register and the spare register behind it, one pair per lane
+        (``results`` and the name ``suffixes`` by lane) with one pair of valid bits; returns
+        the valid bit and the values of the older block they hold (the spare's, if it holds
+        one: a list by lane), which the next section (or ``output``) takes on an edge where
+        ``ready`` is high, and the next value of the spare's valid bit, which stops the section
+        (its ``run``).
 
         Both registers move with the section (``run``): the end register takes the section's
         ``result`` (valid if ``arriving``), the spare takes the end register's block, which
         matters when that block is not taken on that edge. The section then stands still until
         the spare's block has been taken. So no enable depends on ``ready``.
         """
-        end = Signal(128, name=f"{name}_end", reset_less=True)
+        ends = [Signal(128, name=f"{name}_end{suffix}", reset_less=True) for suffix in suffixes]
         end_valid = Signal(name=f"{name}_end_valid")
-        spare = Signal(128, name=f"{name}_spare", reset_less=True)
+        spares = [Signal(128, name=f"{name}_spare{suffix}", reset_less=True)
+                  for suffix in suffixes]
         spare_valid = Signal(name=f"{name}_spare_valid")
         spare_valid_next = Signal(name=f"{name}_spare_valid_next")
         with m.If(run):
-            m.d.sync += [end.eq(result), end_valid.eq(arriving), spare.eq(end)]
+            for lane, (end, spare, result) in enumerate(zip(ends, spares, results)):
+                m.d.sync += [end.eq(result)] + [end_valid.eq(arriving)] * (lane == 0) + \
+                    [spare.eq(end)]
         # The section runs only while the spare is empty: its head is then the end register.
         m.d.comb += spare_valid_next.eq(Mux(run, end_valid, spare_valid) & ~ready)
         m.d.sync += spare_valid.eq(spare_valid_next)
-        return spare_valid | end_valid, Mux(spare_valid, spare, end), spare_valid_next
+        heads = [Mux(spare_valid, spare, end) for end, spare in zip(ends, spares)]
+        return spare_valid | end_valid, heads, spare_valid_next
 
     @staticmethod
     def _mix_terms(i, substituted, doubled) -> tuple:
@@ -501,3 +523,27 @@ class PipelinedAES(AESCipher):
                 m.d.sync += chain[links - nk + k].eq(key_words[k])
 
         return [Cat(*reversed(chain[4 * r:4 * r + 4])) for r in range(nr + 1)]
+
+
+class TwoLanePipelinedAES(PipelinedAES):
+    """:class:`PipelinedAES` with two lanes: two blocks per clock, 256 bits per transfer.
+
+    Two pipelines side by side, moved by the same enables and valid bits, read one copy of the
+    round keys (one key expansion). Each transfer of ``input`` and ``output`` carries two blocks:
+    block 0 in the most significant 128 bits (``block[128:256]``), block 1 in the least, each
+    ``int.from_bytes(fips197_block_bytes, "big")``; the reference model is ECB of the two blocks
+    under the one key. Latency, initiation interval and key load are those of
+    :class:`PipelinedAES`; the core needs ``16 Nr + 2`` block RAMs (162 for AES-128, which the ECP5
+    85F has: its floorplan puts each round's 16 RAMs side by side, lane 0's first, the key
+    expansion's 2 after them; AES-192 and AES-256 need more RAM sites than the floorplan has and
+    are placed by nextpnr).
+
+    Parameters
+    ----------
+    key_bits : :class:`int`
+        128, 192 or 256.
+    decrypt : :class:`bool`
+        Must be ``False``, as in :class:`PipelinedAES`.
+    """
+    def __init__(self, key_bits: int = 128, *, decrypt: bool = False):
+        super().__init__(key_bits, decrypt=decrypt, lanes=2)
