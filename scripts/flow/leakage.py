@@ -440,23 +440,31 @@ class LeakageResult:
     def traces_per_second(self) -> float:
         return self.traces / self.seconds if self.seconds else math.inf
 
-    def peak(self, order: int, groups: Sequence[str] = GROUPS) -> tuple:
-        """``(|t|, cycle, group)`` of the largest |t| of ``order`` (1 or 2) over ``groups``."""
+    def peak(self, order: int, groups: Sequence[str] = GROUPS,
+             window: slice = slice(None)) -> tuple:
+        """``(|t|, cycle, group)`` of the largest |t| of ``order`` (1 or 2) over ``groups`` and
+        the cycles in ``window``; :exc:`LeakageError` if the window holds no cycle."""
         series = self.t1 if order == 1 else self.t2
-        return max((abs(t), cycle, group) for group in groups
-                   for cycle, t in enumerate(series[group]))
+        cycles = range(self.cycles)[window]
+        if not cycles:
+            raise LeakageError(f"the window holds none of the {self.cycles} cycles")
+        return max((abs(series[group][cycle]), cycle, group) for group in groups
+                   for cycle in cycles)
 
-    def to_dict(self, groups: Sequence[str] = GROUPS) -> dict:
+    def to_dict(self, groups: Sequence[str] = GROUPS, window: slice = slice(None)) -> dict:
         def number(x):
             return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
         result = {"core": self.core, "device": self.device, "traces": self.traces,
                   "random": self.random, "cycles": self.cycles, "threshold": THRESHOLD,
                   "jobs": self.jobs, "seconds": self.seconds,
-                  "traces_per_second": self.traces_per_second}
+                  "traces_per_second": self.traces_per_second,
+                  "groups": list(groups)}
         for order in (1, 2):
-            t, cycle, group = self.peak(order, groups)
+            t, cycle, group = self.peak(order, groups, window)
             result[f"order{order}"] = {"max_abs_t": number(t), "cycle": cycle, "group": group,
                                        "leaks": t >= THRESHOLD}
+        judged = range(self.cycles)[window]
+        result["window"] = [judged[0], judged[-1]]
         result["t"] = {group: {"order1": [number(t) for t in self.t1[group]],
                                "order2": [number(t) for t in self.t2[group]]}
                        for group in groups}
@@ -473,6 +481,42 @@ def _job(evaluator: Path, netlist_file: Path, settings: dict, work: Path, index:
     config_file.write_text("".join(f"{k} {v}\n" for k, v in settings.items()))
     return subprocess.Popen([str(evaluator), str(netlist_file), str(config_file)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait(processes: list, done: list, errors: list, traces: int, progress) -> list:
+    """Wait for the jobs, reading their progress (``done``), errors and outputs; the jobs are
+    killed if the wait is interrupted."""
+    outputs = [""] * len(processes)
+
+    def watch(i, stream):
+        for line in stream:
+            if line.startswith("P "):
+                done[i] = int(line.split()[1])
+            else:
+                errors[i] += line
+
+    def read(i, stream):
+        outputs[i] = stream.read()
+    threads = [threading.Thread(target=function, args=(i, stream), daemon=True)
+               for i, p in enumerate(processes)
+               for function, stream in ((watch, p.stderr), (read, p.stdout))]
+    try:
+        for thread in threads:
+            thread.start()
+        while any(p.poll() is None for p in processes):
+            if progress is not None:
+                progress(sum(done), traces)
+            time.sleep(0.2)
+        for thread in threads:
+            thread.join()
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            process.stdout.close()
+            process.stderr.close()
+    return outputs
 
 
 def _read_job(text: str) -> tuple:
@@ -520,31 +564,7 @@ def run_leakage(config: CoreConfig, traces: int, *, device: str = "ice40-up5k", 
         processes = [_job(evaluator, netlist_file,
                           {**base, "traces": count, "seed": seed * 65536 + i}, work, i)
                      for i, count in enumerate(counts)]
-
-        def watch(i, stream):
-            for line in stream:
-                if line.startswith("P "):
-                    done[i] = int(line.split()[1])
-                else:
-                    errors[i] += line
-        watchers = [threading.Thread(target=watch, args=(i, p.stderr), daemon=True)
-                    for i, p in enumerate(processes)]
-        for watcher in watchers:
-            watcher.start()
-        outputs = [None] * jobs
-        readers = [threading.Thread(target=lambda i=i, p=p: outputs.__setitem__(
-            i, p.stdout.read()), daemon=True) for i, p in enumerate(processes)]
-        for reader in readers:
-            reader.start()
-        while any(p.poll() is None for p in processes):
-            if progress is not None:
-                progress(sum(done), traces)
-            time.sleep(0.5)
-        for thread in readers + watchers:
-            thread.join()
-        for process in processes:
-            process.stdout.close()
-            process.stderr.close()
+        outputs = _wait(processes, done, errors, traces, progress)
     for i, process in enumerate(processes):
         if process.returncode != 0:
             raise LeakageError(errors[i].strip().splitlines()[-1] if errors[i].strip()
@@ -583,11 +603,12 @@ def plot(result: LeakageResult, path: str, groups: Sequence[str]):
     figure, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 5))
     for axis, order, series in ((axes[0], 1, result.t1), (axes[1], 2, result.t2)):
         for group in groups:
-            values = [min(abs(t), 1e6) for t in series[group]]
-            axis.plot(range(result.cycles), values, label=group, linewidth=1)
+            # Log scale: |t| clipped to [0.01, 1e6] (a constant difference is infinite).
+            values = [min(max(abs(t), 0.01), 1e6) for t in series[group]]
+            axis.plot(range(result.cycles), values, label=group, linewidth=1, marker=".")
         axis.axhline(THRESHOLD, color="red", linestyle="--", linewidth=1)
         axis.set_ylabel(f"|t| order {order}")
-        axis.set_yscale("symlog", linthresh=10)
+        axis.set_yscale("log")
         axis.legend(loc="upper right")
     axes[1].set_xlabel("cycle from the block's input")
     axes[0].set_title(f"{result.core} on {result.device}, {result.traces} traces, randomness "
@@ -610,6 +631,17 @@ def _groups(text: str) -> list:
             raise argparse.ArgumentTypeError(
                 f"groups must be a comma-separated list of {', '.join(GROUPS)}, not {text!r}")
     return groups or list(GROUPS)
+
+
+def _window(text: str) -> slice:
+    start, sep, end = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return slice(int(start) if start.strip() else None, int(end) if end.strip() else None)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be START:END (Python slice of the cycles, "
+                                         f"e.g. 1:-1), not {text!r}") from None
 
 
 def _positive(text: str) -> int:
@@ -637,6 +669,10 @@ def add_arguments(parser: argparse.ArgumentParser):
                         help="feed a masked core's random stream with zeros (masks off)")
     parser.add_argument("--groups", type=_groups, default=["all"], metavar="G[,G...]",
                         help=f"the series to test: {', '.join(GROUPS)} (default all)")
+    parser.add_argument("--window", type=_window, default=slice(None), metavar="START:END",
+                        help="judge only these cycles (a Python slice: 1:-1 leaves out the "
+                             "cycle the unshared block is offered in and the output's); all "
+                             "cycles are still in --json and --plot")
     parser.add_argument("--jobs", type=_positive, default=min(2, os.cpu_count() or 1),
                         help="processes sharing the traces (default: 2, or 1 on one core)")
     parser.add_argument("--plot", metavar="FILE", help="draw |t| over the cycles (matplotlib)")
@@ -672,10 +708,14 @@ def _run_command(args) -> int:
     if interactive:
         print("\r", end="", file=sys.stderr)
     wall = time.monotonic() - start
+    peaks = [result.peak(order, args.groups, args.window) for order in (1, 2)]
     print(f"{config.label} on {device}: {result.traces} traces, {result.cycles} cycles a block, "
           f"randomness {'on' if result.random else 'off'}")
-    for order in (1, 2):
-        t, cycle, group = result.peak(order, args.groups)
+    cycles = range(result.cycles)[args.window]
+    if cycles and len(cycles) != result.cycles:
+        print(f"  judged: cycles {cycles[0]} to {cycles[-1]} of 0 (block offered) to "
+              f"{result.cycles - 1} (output transfer)")
+    for order, (t, cycle, group) in zip((1, 2), peaks):
         verdict = "LEAKS" if t >= THRESHOLD else "pass"
         print(f"  order {order}: max |t| {_format_t(t)} at cycle {cycle} ({group}): {verdict} "
               f"(threshold {THRESHOLD})")
@@ -685,7 +725,7 @@ def _run_command(args) -> int:
         plot(result, args.plot, args.groups)
     if args.json:
         try:
-            Path(args.json).write_text(json.dumps(result.to_dict(args.groups), indent=1) + "\n")
+            Path(args.json).write_text(json.dumps(result.to_dict(args.groups, args.window), indent=1) + "\n")
         except OSError as error:
             raise LeakageError(f"--json {args.json}: {error.strerror}") from None
     return 0
