@@ -96,11 +96,15 @@ def _shared_gates(table, shares) -> list:
     for per_bit in shared_terms(table):
         bits = []
         for monomials in per_bit:
-            value = Const(0, 1)
+            products = []
             for monomial in monomials:
-                product = Const(1, 1)
-                for share, index in monomial:
-                    product = product & shares[share][index]
+                factors = [shares[share][index] for share, index in monomial]
+                product = factors[0] if factors else Const(1, 1)
+                for factor in factors[1:]:
+                    product = product & factor
+                products.append(product)
+            value = products[0] if products else Const(0, 1)
+            for product in products[1:]:
                 value = value ^ product
             bits.append(value)
         out.append(Cat(*bits))
@@ -243,15 +247,23 @@ class MaskedPRESENT(BlockCipher):
 
         # Round, first half: G on each share triple of (state ^ round key); the key schedule's
         # S-box input is the top nibble(s) of the key register turned left by 61.
+        def named(value, name):
+            # A named net: one copy of a shared value for the simulators (which would otherwise
+            # recompute it for every use) and for reading waveforms.
+            signal = Signal(len(value), name=name)
+            m.d.comb += signal.eq(value)
+            return signal
+
         round_key = [k[key_bits - BLOCK_BITS:] for k in key]
-        added = [s ^ k for s, k in zip(state, round_key)]
+        added = [named(s ^ k, f"added_{i}") for i, (s, k) in enumerate(zip(state, round_key))]
         g_state = [[], [], []]
         for n in range(16):
             outs = _shared_gates(G_TABLE, [a[4 * n:4 * n + 4] for a in added])
             for i in range(SHARES):
-                g_state[i].append(outs[i])
+                g_state[i].append(named(outs[i], f"g_{n}_{i}"))
         rotated = [_rotate_left(k, KEY_ROTATION) for k in key]
         g_key = [[], [], []]
+        rotated = [named(r, f"rotated_{i}") for i, r in enumerate(rotated)]
         for lsb in nibbles:
             outs = _shared_gates(G_TABLE, [r[lsb:lsb + 4] for r in rotated])
             for i in range(SHARES):
@@ -265,11 +277,11 @@ class MaskedPRESENT(BlockCipher):
                 f_state[i].append(outs[i])
         next_state = []
         for i in range(SHARES):
-            substituted = Cat(*f_state[i])
+            substituted = named(Cat(*f_state[i]), f"substituted_{i}")
             bits = [None] * BLOCK_BITS
             for source, target in enumerate(PERMUTATION):
                 bits[target] = substituted[source]
-            next_state.append(Cat(*bits))
+            next_state.append(named(Cat(*bits), f"next_state_{i}"))
         next_key = []
         for i in range(SHARES):
             bits = list(rotated[i])
@@ -280,7 +292,7 @@ class MaskedPRESENT(BlockCipher):
             if i == 0:
                 for b in range(COUNTER_BITS):
                     bits[counter_lsb + b] = bits[counter_lsb + b] ^ counter[b]
-            next_key.append(Cat(*bits))
+            next_key.append(named(Cat(*bits), f"next_key_{i}"))
 
         # The output: the shares' XOR, gated so that it is 0 except while the result is offered.
         m.d.comb += self.output.payload.eq(
