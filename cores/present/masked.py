@@ -13,7 +13,7 @@ from .tables import (BLOCK_BITS, COUNTER_BITS, KEY_COUNTER_LSB, KEY_ROTATION, KE
                      PERMUTATION, ROUNDS, SBOX)
 
 
-__all__ = ["G_TABLE", "F_TABLE", "SHARES", "RANDOM_BITS", "anf", "shared_terms", "shared_apply",
+__all__ = ["G_TABLE", "F_TABLE", "SHARES", "anf", "shared_terms", "shared_apply",
            "MaskedPRESENT"]
 
 
@@ -28,8 +28,6 @@ assert all(F_TABLE[G_TABLE[x]] == SBOX[x] for x in range(16))
 
 #: Number of shares of every masked value.
 SHARES = 3
-#: Width of the ``random`` stream of :class:`MaskedPRESENT`.
-RANDOM_BITS = 64
 
 
 def anf(table, bit: int) -> list:
@@ -152,11 +150,11 @@ class MaskedPRESENT(BlockCipher):
 
     Randomness
     ----------
-    ``random_bits`` is 64: each block takes 2 transfers (128 bits, all used) before its input
-    transfer; each key load takes ``ceil(2 * key_bits / 64)`` transfers (3 for PRESENT-80, of
-    which 160 bits are used; 4 for PRESENT-128) before its key transfer. The core takes those
-    transfers once the key or block is offered (it reads the held payload only at its own
-    transfer) and waits while ``random.valid`` is low.
+    ``random_bits`` is ``2 * key_bits`` (160 or 256): a key transfers only on an edge where a
+    random word transfers with it (``key.ready`` follows ``random.valid``), and its three shares
+    are ``(r[0:k], r[k:2k], key ^ r[0:k] ^ r[k:2k])``; a block likewise takes one word, of
+    which it uses 128 bits (``r[0:64]``, ``r[k:k + 64]``). So 128 fresh random bits per block
+    (160 or 256 drawn) and ``2 * key_bits`` per key load; no other randomness.
 
     Parameters
     ----------
@@ -169,15 +167,16 @@ class MaskedPRESENT(BlockCipher):
     Members
     -------
     key : ``In(stream.Signature(unsigned(key_bits)))``
-        The integer k79..k0 (k127..k0) of the paper. ``key.ready`` is high only in "Key ready",
-        which the core reaches from idle after drawing the key's random shares.
+        The integer k79..k0 (k127..k0) of the paper. ``key.ready`` is high only when the core is
+        idle and ``random.valid`` is high.
     input : ``In(stream.Signature(BlockRequest(64)))``
         ``block`` is the integer b63..b0 of the paper. No block is accepted before the first key,
-        or while ``key.valid`` is high.
+        while ``key.valid`` is high, or while ``random.valid`` is low.
     output : ``Out(stream.Signature(unsigned(64)))``
         The ciphertext b63..b0.
-    random : ``In(stream.Signature(unsigned(64)))``
-        Fresh random bits (for example from :class:`~cipher_cores.cores.prng.PRNG`).
+    random : ``In(stream.Signature(unsigned(2 * key_bits)))``
+        Fresh random bits (for example from :class:`~cipher_cores.cores.prng.PRNG`); a word
+        transfers with each key and each block.
 
     Cycle counts
     ------------
@@ -185,9 +184,8 @@ class MaskedPRESENT(BlockCipher):
 
     * latency: 64 edges from the input transfer to the output transfer (62 round edges, one
       edge adding the last round key, the output transfer);
-    * initiation interval: 68 (one idle edge, two random transfers, then the next input
-      transfer);
-    * key load: 4 edges from the key transfer to the first block transfer.
+    * initiation interval: 65 (the next block transfers on the edge after the result);
+    * key load: 1 (a block can transfer on the edge after the key).
 
     Reset
     -----
@@ -198,22 +196,13 @@ class MaskedPRESENT(BlockCipher):
             raise TypeError(f"decrypt must be a bool (True or False), not {decrypt!r}")
         if decrypt:
             raise ValueError("decrypt must be False: MaskedPRESENT only encrypts, not True")
-        super().__init__(BLOCK_BITS, check_key_bits(key_bits), decrypt=False,
-                         random_bits=RANDOM_BITS)
-
-    @property
-    def key_random_transfers(self) -> int:
-        """Transfers of ``random`` drawn for each key load."""
-        return -(-2 * self._key_bits // RANDOM_BITS)
-
-    @property
-    def block_random_transfers(self) -> int:
-        """Transfers of ``random`` drawn for each block."""
-        return 2 * BLOCK_BITS // RANDOM_BITS
+        key_bits = check_key_bits(key_bits)
+        super().__init__(BLOCK_BITS, key_bits, decrypt=False, random_bits=2 * key_bits)
 
     @property
     def random_bits_per_block(self) -> int:
-        return self.block_random_transfers * RANDOM_BITS
+        """Random bits a block uses (of the ``random_bits`` of the word it takes): 128."""
+        return (SHARES - 1) * BLOCK_BITS
 
     @property
     def latency(self) -> int:
@@ -221,11 +210,11 @@ class MaskedPRESENT(BlockCipher):
 
     @property
     def initiation_interval(self) -> int:
-        return self.latency + 2 + self.block_random_transfers
+        return self.latency + 1
 
     @property
     def key_load_cycles(self) -> int:
-        return 2 + self.block_random_transfers
+        return 1
 
     def elaborate(self, platform):
         m = Module()
@@ -241,7 +230,6 @@ class MaskedPRESENT(BlockCipher):
         key_mid = [Signal(4 * len(nibbles), name=f"key_mid_{i}", reset_less=True)
                    for i in range(SHARES)]
         counter = Signal(COUNTER_BITS, init=1)    # the round counter, 1..31
-        drawn = Signal(range(max(self.key_random_transfers, self.block_random_transfers) + 1))
         key_loaded = Signal()
         output_valid = Signal()
 
@@ -301,52 +289,35 @@ class MaskedPRESENT(BlockCipher):
             (state[2] & output_valid.replicate(BLOCK_BITS)))
         m.d.comb += self.output.valid.eq(output_valid)
 
-        key_pair = Cat(key_loaded_shares[0], key_loaded_shares[1])
-        state_pair = Cat(state[0], state[1])
+        # A key or a block enters on an edge where a random word is offered too (the word
+        # transfers with it): its first two shares are random bits, the third the key or block
+        # XORed with them.
+        words = [self.random.payload[i * key_bits:(i + 1) * key_bits] for i in range(2)]
+        take_key = Signal()
+        take_block = Signal()
 
         with m.FSM(name="control"):
             with m.State("Idle"):
-                m.d.sync += drawn.eq(0)
-                with m.If(self.key.valid):
-                    m.next = "Key random"
-                with m.Elif(self.input.valid & key_loaded):
-                    m.next = "Block random"
-            with m.State("Key random"):
-                # Shift fresh words into the first two loaded-key shares.
-                m.d.comb += self.random.ready.eq(1)
-                with m.If(self.random.valid):
+                m.d.comb += [
+                    self.key.ready.eq(self.random.valid),
+                    self.input.ready.eq(self.random.valid & key_loaded & ~self.key.valid),
+                    take_key.eq(self.key.valid & self.random.valid),
+                    take_block.eq(self.input.valid & self.input.ready),
+                    self.random.ready.eq(take_key | take_block),
+                ]
+                with m.If(take_key):
                     m.d.sync += [
-                        key_pair.eq(Cat(key_pair[RANDOM_BITS:], self.random.payload)
-                                    if 2 * key_bits > RANDOM_BITS else self.random.payload),
-                        drawn.eq(drawn + 1),
-                    ]
-                    with m.If(drawn == self.key_random_transfers - 1):
-                        m.next = "Key ready"
-            with m.State("Key ready"):
-                m.d.comb += self.key.ready.eq(1)
-                with m.If(self.key.valid):
-                    m.d.sync += [
-                        key_loaded_shares[2].eq(self.key.payload ^ key_loaded_shares[0] ^
-                                                key_loaded_shares[1]),
+                        key_loaded_shares[0].eq(words[0]),
+                        key_loaded_shares[1].eq(words[1]),
+                        key_loaded_shares[2].eq(self.key.payload ^ words[0] ^ words[1]),
                         key_loaded.eq(1),
                     ]
-                m.next = "Idle"
-            with m.State("Block random"):
-                m.d.comb += self.random.ready.eq(1)
-                with m.If(self.random.valid):
+                with m.Elif(take_block):
+                    block_words = [words[0][:BLOCK_BITS], words[1][:BLOCK_BITS]]
                     m.d.sync += [
-                        state_pair.eq(Cat(state_pair[RANDOM_BITS:], self.random.payload)),
-                        drawn.eq(drawn + 1),
-                    ]
-                    with m.If(drawn == self.block_random_transfers - 1):
-                        m.next = "Block ready"
-            with m.State("Block ready"):
-                m.d.comb += self.input.ready.eq(~self.key.valid)
-                with m.If(self.key.valid):
-                    m.next = "Idle"
-                with m.Else():
-                    m.d.sync += [
-                        state[2].eq(self.input.payload.block ^ state[0] ^ state[1]),
+                        state[0].eq(block_words[0]),
+                        state[1].eq(block_words[1]),
+                        state[2].eq(self.input.payload.block ^ block_words[0] ^ block_words[1]),
                         counter.eq(1),
                     ]
                     m.d.sync += [k.eq(kl) for k, kl in zip(key, key_loaded_shares)]
