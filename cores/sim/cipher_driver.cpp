@@ -204,6 +204,30 @@ struct Consumer {
     }
 };
 
+#ifdef CIPHER_RANDOM
+// The source on a masked core's `random` stream: `valid` held high, a fresh xorshift64* word
+// after each transfer (the core's results do not depend on it).
+struct RandomSource {
+    Port valid, ready, payload;
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    bool ready_now = false;
+
+    uint64_t next() {
+        state ^= state >> 12; state ^= state << 25; state ^= state >> 27;
+        return state * 0x2545F4914F6CDD1Dull;
+    }
+    void fill() {
+        Bits value(payload.chunks());
+        for (size_t i = 0; i < value.size(); i++) value[i] = chunk_t(next());
+        if (payload.width % 32) value.back() &= (chunk_t(1) << (payload.width % 32)) - 1;
+        payload.write(value);
+    }
+    void begin() { valid.set_bit0(true); fill(); }
+    void sample() { ready_now = ready.bit0(); }
+    void after_edge() { if (ready_now) fill(); }
+};
+#endif
+
 }  // namespace
 
 int main() {
@@ -231,6 +255,15 @@ int main() {
         {"output", output_port(top.p_output____valid), output_ready,
          output_port(top.p_output____payload)},
     };
+
+#ifdef CIPHER_RANDOM
+    RandomSource random_source{input_port(top.p_random____valid),
+                               output_port(top.p_random____ready),
+                               input_port(top.p_random____payload)};
+#define CIPHER_RANDOM_DO(call) random_source.call
+#else
+#define CIPHER_RANDOM_DO(call) (void)0
+#endif
 
     Producer producer;
     producer.chain_bits = chain_bits;
@@ -266,6 +299,7 @@ int main() {
     clk.set_bit0(false);
     producer.begin();
     consumer.begin();
+    CIPHER_RANDOM_DO(begin());
 
     uint64_t edge = 0;
     bool timeout = false;
@@ -278,6 +312,7 @@ int main() {
         clk.set_bit0(false);
         top.step();
         for (Monitor &monitor : monitors) monitor.sample();
+        CIPHER_RANDOM_DO(sample());
         clk.set_bit0(true);
         top.step();
 #else
@@ -292,11 +327,13 @@ int main() {
             fail("the design did not settle in one evaluation; rebuild with "
                  "-DCIPHER_SETTLE_BEFORE_EDGE");
         for (Monitor &monitor : monitors) monitor.sample();
+        CIPHER_RANDOM_DO(sample());
         top.commit();
 #endif
         for (Monitor &monitor : monitors) monitor.observe(edge, false);
         producer.after_edge();
         consumer.after_edge();
+        CIPHER_RANDOM_DO(after_edge());
     }
 
     for (const Monitor &monitor : monitors)

@@ -267,7 +267,8 @@ def compile_model(core, *, cache_dir: os.PathLike | None = None,
     ``driver_source`` is the C++ program around the design: :data:`DRIVER_SOURCE` for a block
     cipher, or another (:func:`.stream_driver.driver_source` generates one for any set of
     streams); a driver that needs the design settled before each edge reads
-    ``CIPHER_SETTLE_BEFORE_EDGE``.
+    ``CIPHER_SETTLE_BEFORE_EDGE``. For a masked core :data:`DRIVER_SOURCE` becomes
+    :func:`cipher_driver_source`, which feeds its ``random`` stream.
     ``verilog`` maps file names to the Verilog of modules the design instantiates;
     ``debug_level`` is ``write_cxxrtl -g`` (see :func:`_yosys_script`).
 
@@ -275,6 +276,8 @@ def compile_model(core, *, cache_dir: os.PathLike | None = None,
     and its log if the build fails.
     """
     start = time.monotonic()
+    if driver_source is DRIVER_SOURCE:
+        driver_source = cipher_driver_source(core)
     rtlil_text = design_rtlil(core)
     cxx = _cxx()
     verilog = dict(verilog or {})
@@ -436,3 +439,11 @@ def run_cxxrtl(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence
     schedules drawn."""
     return run_model(compile_model(core), core, operations, gaps=gaps, stalls=stalls,
                      max_edges=max_edges)
+
+
+def cipher_driver_source(core) -> str:
+    """The driver for ``core``: :data:`DRIVER_SOURCE`, which for a masked core (``random_bits``
+    > 0) also feeds its ``random`` stream (with ``valid`` held high)."""
+    if getattr(core, "random_bits", 0):
+        return "#define CIPHER_RANDOM 1\n" + DRIVER_SOURCE
+    return DRIVER_SOURCE

@@ -41,7 +41,8 @@ def draw_schedules(operations: Sequence, rng: _random.Random, max_gap: int,
 
 def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = None,
                     max_gap: int = 0, max_stall: int = 0, max_edges: int | None = None,
-                    vcd: str | None = None, backend: str = "python") -> CipherRun:
+                    vcd: str | None = None, backend: str = "python",
+                    random_valid: float = 1.0) -> CipherRun:
     """Simulate ``core`` on a sequence of :class:`~cipher_cores.cores.sim.LoadKey` and
     :class:`~cipher_cores.cores.sim.Process` operations.
 
@@ -57,6 +58,10 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
     and the compiled model is cached). Both give identical results and transfer edges for the
     same ``rng``. ``vcd`` (a waveform file) needs the Python back end.
 
+    A masked core (``random_bits`` > 0) is fed random words on its ``random`` stream by both back
+    ends, with ``valid`` held high; with the Python back end ``random_valid`` below 1 raises it
+    only on that fraction of edges (its results must not change, only its edges).
+
     Raises :exc:`RuntimeError` if the run does not finish within ``max_edges`` edges (by default a
     generous bound from the number of operations and the core's ``latency`` and
     ``key_load_cycles``), and :exc:`TypeError` if ``core`` is not a
@@ -66,6 +71,8 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
     if backend not in BACKENDS:
         raise ValueError(f"Simulation backend must be one of "
                          f"{', '.join(repr(name) for name in BACKENDS)}, not {backend!r}")
+    if random_valid != 1.0 and backend != "python":
+        raise ValueError(f"random_valid below 1 needs the 'python' backend, not {backend!r}")
     if vcd and backend != "python":
         raise ValueError(f"A VCD file can only be written by the 'python' backend, "
                          f"not {backend!r}")
@@ -80,7 +87,10 @@ def simulate_cipher(core, operations: Sequence, *, rng: _random.Random | None = 
         # get room for them too.
         per_operation = max(64, core.latency + core.key_load_cycles)
         max_edges = per_operation * (len(operations) + 4) * (1 + max_gap + max_stall)
+        if getattr(core, "random_bits", 0):
+            # A masked core also waits for its random words.
+            max_edges = int(2 * max_edges / max(random_valid, 0.01))
     gaps, stalls = draw_schedules(operations, rng, max_gap, max_stall)
     if backend == "cxxrtl":
         return run_cxxrtl(core, operations, gaps, stalls, max_edges)
-    return run_python(core, operations, gaps, stalls, max_edges, vcd)
+    return run_python(core, operations, gaps, stalls, max_edges, vcd, random_valid=random_valid)

@@ -18,7 +18,7 @@ from .operations import CipherRun, LoadKey, Process, StreamLog, Transfer
 
 
 __all__ = ["stream_put", "stream_get", "stream_monitor", "put_operations", "watchdog",
-           "simulator_with_reset", "run_python"]
+           "random_source", "simulator_with_reset", "run_python"]
 
 
 def _as_int(value) -> int:
@@ -101,6 +101,31 @@ async def put_operations(ctx, core, operations: Sequence, gaps: Sequence[int]):
                              {"block": op.block, "decrypt": int(op.decrypt)}, gap=gap)
 
 
+def random_source(stream, *, seed: int = 0, valid_probability: float = 1.0):
+    """A background testbench that feeds fresh random words into ``stream`` (a masked core's
+    ``random``), as a source: ``valid`` high (or, with ``valid_probability`` below 1, high on that
+    fraction of idle edges, drawn from ``seed``), the payload held until its transfer and then
+    replaced. Add it with ``sim.add_testbench(..., background=True)``."""
+    import random as _random
+    rng = _random.Random(seed)
+    width = len(stream.payload)
+
+    def offer(ctx) -> bool:
+        valid = valid_probability >= 1 or rng.random() < valid_probability
+        ctx.set(stream.valid, valid)
+        if valid:
+            ctx.set(stream.payload, rng.getrandbits(width))
+        return valid
+
+    async def source(ctx):
+        # One sampled tick at a time (no `until`), so that the simulation can end at any edge.
+        valid = offer(ctx)
+        async for _, _, ready in ctx.tick().sample(stream.ready):
+            if ready or not valid:
+                valid = offer(ctx)
+    return source
+
+
 def watchdog(max_edges: int, what: str = "simulation"):
     """A background testbench that raises :exc:`RuntimeError` ("``what`` did not finish within
     ``max_edges`` edges") if the simulation is still running after ``max_edges`` edges."""
@@ -111,26 +136,34 @@ def watchdog(max_edges: int, what: str = "simulation"):
     return testbench
 
 
-def simulator_with_reset(core):
+def simulator_with_reset(core, *, random_valid: float = 1.0):
     """A simulator running ``core`` in an explicit ``sync`` domain with a clock, and that domain's
-    reset signal, which a testbench can drive (``ctx.set(rst, 1)``) to reset the core mid-run."""
+    reset signal, which a testbench can drive (``ctx.set(rst, 1)``) to reset the core mid-run.
+    A masked core (``random_bits`` > 0) gets a :func:`random_source` on its ``random`` stream
+    (``valid`` high on a ``random_valid`` fraction of edges)."""
     m = Module()
     m.domains.sync = domain = ClockDomain()
     m.submodules.core = core
     sim = Simulator(m)
     sim.add_clock(1e-8)
+    if getattr(core, "random_bits", 0):
+        sim.add_testbench(random_source(core.random, valid_probability=random_valid),
+                          background=True)
     return sim, domain.rst
 
 
 def run_python(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence[int] | None,
-               max_edges: int, vcd: str | None = None) -> CipherRun:
+               max_edges: int, vcd: str | None = None, *,
+               random_valid: float = 1.0) -> CipherRun:
     """Run ``core`` on :class:`~cipher_cores.cores.sim.LoadKey` and
     :class:`~cipher_cores.cores.sim.Process` operations in Amaranth's simulator, with the
     schedules already drawn (:func:`~cipher_cores.cores.sim.draw_schedules`): one gap per
     operation, one stall per block or ``None`` to hold ``output.ready`` high.
 
     One producer performs the operations in order on the ``key`` and ``input`` streams; a
-    consumer accepts one output per block. ``vcd`` names a waveform file to write. Raises
+    consumer accepts one output per block. A masked core (``random_bits`` > 0) gets a
+    :func:`random_source` on its ``random`` stream, ``valid`` high on a ``random_valid`` fraction
+    of edges (1: always). ``vcd`` names a waveform file to write. Raises
     :exc:`RuntimeError` if the run does not finish within ``max_edges`` edges.
     """
     blocks = sum(isinstance(op, Process) for op in operations)
@@ -157,6 +190,9 @@ def run_python(core, operations: Sequence, gaps: Sequence[int], stalls: Sequence
     sim.add_testbench(stream_monitor(
         {"key": core.key, "input": core.input, "output": core.output}, logs), background=True)
     sim.add_testbench(watchdog_bench, background=True)
+    if getattr(core, "random_bits", 0):
+        sim.add_testbench(random_source(core.random, valid_probability=random_valid),
+                          background=True)
     sim.add_testbench(producer)
     sim.add_testbench(consumer)
     if vcd:
