@@ -40,6 +40,7 @@ def test_modes_of_operation_around_the_core_pass_nist_vectors_under_back_pressur
                   max_stall=5, max_edges=200_000)
 
 
+@pytest.mark.slow      # a minute to compile GCM around it; GCM is checked with other cores by default
 def test_gcm_around_the_encrypt_only_core_matches_pycryptodome():
     rng = random.Random("bram-gcm")
     operations, expected = gcm_random_operations(rng, 128, 6)

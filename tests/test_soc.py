@@ -210,7 +210,7 @@ def test_kit_memory_map_header_is_generated_from_its_description():
 # --- the whole system in the compiled simulator -----------------------------------------------
 
 #: The AES self-test with GCM (about 40 s of firmware in the compiled simulator) is in the slow
-#: run; the default run has the PRESENT one, and the same AES-GCM SoC runs the user programs below.
+#: run; the default run has the PRESENT one, and an AES SoC runs the user programs below.
 @pytest.mark.parametrize("core, gcm", [pytest.param("aes-bram-128", True, marks=pytest.mark.slow),
                                        ("present-80", False)])
 def test_selftest_firmware_passes_every_check(capsys, core, gcm):
@@ -283,9 +283,11 @@ def user_programs(tmp_path_factory):
     return programs
 
 
+# The user programs run on the SoC without GCM: they do not use it, and that SoC is a smaller
+# model to compile (the GCM SoC runs the self-test, with -m slow).
 @pytest.mark.parametrize("program", ["fips197", "fips197-rv32imc"])
 def test_a_user_program_runs_unchanged(capsys, user_programs, program):
-    code, out, err = run_cli(capsys, "soc", "simulate", "--core", "aes-bram-128", "--gcm",
+    code, out, err = run_cli(capsys, "soc", "simulate", "--core", "aes-bram-128",
                              "--firmware", str(user_programs[program]), "-q")
     assert code == 0, err
     assert out.startswith("blocks of 16 bytes, status 0, right, ")
@@ -299,7 +301,7 @@ def test_a_user_program_runs_unchanged(capsys, user_programs, program):
 ])
 def test_runs_that_end_badly_give_one_line_and_exit_1(capsys, user_programs, program, extra,
                                                      message):
-    code, out, err = run_cli(capsys, "soc", "simulate", "--core", "aes-bram-128", "--gcm",
+    code, out, err = run_cli(capsys, "soc", "simulate", "--core", "aes-bram-128",
                              "--firmware", str(user_programs[program]), "-q", *extra)
     assert_one_line_error(code, err, message)
 
