@@ -4,11 +4,22 @@
 pycryptodome, with random, all-zero and stalling randomness."""
 
 import random
+from typing import NamedTuple
 
+import pytest
 from amaranth.sim import Simulator
 
+from cipher_cores.cores.aes.base import AESCipher
+from cipher_cores.cores.aes.masked import MaskedAES, masked_random_bits
 from cipher_cores.cores.aes.masked_sbox import SBOX_RANDOM_BITS, MaskedSBox, masked_sbox
 from cipher_cores.cores.aes.sbox import SBOX
+from cipher_cores.cores.aes.transforms import ROUNDS
+from cipher_cores.cores.aes.vectors import FIPS197_VECTORS
+from cipher_cores.cores.interface import BlockCipherSignature
+from cipher_cores.cores.sim import LoadKey, Process
+
+from .support.helpers import aes_oracle
+from .support.masked_feed import MaskedRun, Segment, simulate_masked
 
 
 # The masked S-box
@@ -72,3 +83,125 @@ def test_hardware_matches_the_model_on_a_sample():
     for (x0, x1, randomness), (y0, y1) in zip(cases, simulate_sbox(cases), strict=True):
         assert (y0, y1) == masked_sbox(x0, x1, randomness)
         assert y0 ^ y1 == SBOX[x0 ^ x1]
+
+
+# The core
+
+KEY_SIZES = (128, 192, 256)
+
+
+class Plan(NamedTuple):
+    """One simulation per key size, run once for the module: fresh randomness (FIPS-197 vectors,
+    then random keys and blocks), all-zero randomness, then ``random.valid`` low a third of the
+    time. ``ranges`` maps each part to its slice of the results, ``expected`` is pycryptodome's
+    (or FIPS-197's) answer to each block."""
+    key_bits: int
+    run: MaskedRun
+    segments: list
+    ranges: dict
+    expected: list
+
+
+def _operations_and_expected(key_bits, rng, keys, blocks_per_key):
+    operations, expected = [], []
+    for _ in range(keys):
+        key = rng.getrandbits(key_bits)
+        operations.append(LoadKey(key))
+        for _ in range(blocks_per_key):
+            block = rng.getrandbits(128)
+            operations.append(Process(block, False))
+            expected.append(aes_oracle(key, key_bits, block, False))
+    return operations, expected
+
+
+@pytest.fixture(scope="module", params=[
+    pytest.param(key_bits, id=f"aes{key_bits}", marks=() if key_bits == 128 else pytest.mark.slow)
+    for key_bits in KEY_SIZES])
+def plan(request):
+    key_bits = request.param
+    rng = random.Random(f"masked-aes-{key_bits}")
+    vectors = [v for v in FIPS197_VECTORS if v.key_bits == key_bits]
+    fips = []
+    for vector in vectors:
+        fips += [LoadKey(vector.key), Process(vector.plaintext, False)]
+    # A second block under the last key, back to back, for the initiation interval.
+    fips.append(Process(vectors[-1].plaintext, False))
+    fips_expected = [v.ciphertext for v in vectors] + [vectors[-1].ciphertext]
+    fresh, fresh_expected = _operations_and_expected(key_bits, rng, 2, 2)
+    zero, zero_expected = _operations_and_expected(key_bits, rng, 1, 2)
+    gaps, gaps_expected = _operations_and_expected(key_bits, rng, 1, 2)
+    segments = [Segment(fips + fresh), Segment(zero, zero_random=True),
+                Segment(gaps, random_gap=0.35)]
+    sizes = [len(fips_expected), len(fresh_expected), len(zero_expected), len(gaps_expected)]
+    starts = [sum(sizes[:i]) for i in range(5)]
+    ranges = {name: slice(starts[i], starts[i + 1])
+              for i, name in enumerate(("fips", "fresh", "zero", "gaps"))}
+    run = simulate_masked(MaskedAES(key_bits), segments, rng=rng)
+    return Plan(key_bits, run, segments, ranges,
+                fips_expected + fresh_expected + zero_expected + gaps_expected)
+
+
+def test_fips197_vectors(plan):
+    part = plan.ranges["fips"]
+    assert plan.run.results[part] == plan.expected[part]
+
+
+def test_random_keys_and_blocks_match_pycryptodome(plan):
+    part = plan.ranges["fresh"]
+    assert plan.run.results[part] == plan.expected[part]
+
+
+def test_all_zero_randomness_gives_the_right_result(plan):
+    part = plan.ranges["zero"]
+    assert plan.run.results[part] == plan.expected[part]
+
+
+def test_random_valid_gaps_stall_the_core_and_change_no_result(plan):
+    part = plan.ranges["gaps"]
+    assert plan.run.results[part] == plan.expected[part]
+    core = MaskedAES(plan.key_bits)
+    latencies = [o - i for i, o in zip(plan.run.input_edges[part], plan.run.output_edges[part])]
+    assert all(latency > core.latency for latency in latencies)
+
+
+def test_cycle_figures_are_exact_with_random_valid_high(plan):
+    core = MaskedAES(plan.key_bits)
+    part = plan.ranges["fips"]
+    inputs, outputs = plan.run.input_edges[part], plan.run.output_edges[part]
+    assert [o - i for i, o in zip(inputs, outputs)] == [core.latency] * len(inputs)
+    assert inputs[-1] - inputs[-2] == core.initiation_interval
+    assert outputs[-1] - outputs[-2] == core.initiation_interval
+    assert inputs[0] - plan.run.key_edges[0] == core.key_load_cycles
+    assert core.latency == 5 * ROUNDS[plan.key_bits] + 1
+
+
+def test_random_transfers_one_per_load_and_per_round_cycle(plan):
+    operations = plan.segments[0].operations
+    keys = sum(isinstance(op, LoadKey) for op in operations)
+    blocks = sum(isinstance(op, Process) for op in operations)
+    assert plan.run.random_transfers[0] == keys + blocks * (1 + 5 * ROUNDS[plan.key_bits])
+
+
+# Construction
+
+@pytest.mark.parametrize("key_bits, width", [(128, 160), (192, 192), (256, 256)])
+def test_signature_has_the_random_stream(key_bits, width):
+    core = MaskedAES(key_bits)
+    assert core.signature == BlockCipherSignature(128, key_bits, random_bits=width)
+    assert core.random_bits == masked_random_bits(key_bits) == width
+    assert core.decrypts is False
+    assert isinstance(core, AESCipher)
+    assert (core.latency, core.initiation_interval, core.key_load_cycles) == \
+        (5 * ROUNDS[key_bits] + 1, 5 * ROUNDS[key_bits] + 1, 1)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"key_bits": 100}, ValueError, "key_bits must be 128, 192 or 256, not 100"),
+    ({"key_bits": "128"}, TypeError, "key_bits must be an integer (128, 192 or 256), not '128'"),
+    ({"decrypt": True}, ValueError, "decrypt must be False: MaskedAES encrypts only, not True"),
+    ({"decrypt": "no"}, TypeError, "decrypt must be a bool (True or False), not 'no'"),
+])
+def test_bad_parameters_are_rejected(kwargs, error, message):
+    with pytest.raises(error) as info:
+        MaskedAES(**kwargs)
+    assert str(info.value) == message
