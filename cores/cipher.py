@@ -33,7 +33,7 @@ from amaranth.lib.wiring import In, Out
 from .interface import BlockCipherSignature
 
 
-__all__ = ["BlockCipher", "check_block_cipher", "Handshake"]
+__all__ = ["BlockCipher", "check_block_cipher", "check_unmasked", "Handshake"]
 
 
 class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
@@ -126,6 +126,16 @@ def check_block_cipher(core, name: str = "core") -> BlockCipher:
     if not isinstance(core, BlockCipher):
         raise TypeError(f"{name} must be a BlockCipher (a cipher core of this library), "
                         f"not {core!r}")
+    return core
+
+
+def check_unmasked(core, consumer: str) -> BlockCipher:
+    """Return ``core`` unless it is a masked core (``random_bits`` > 0), which ``consumer`` (a
+    wrapper, top or bench that does not yet feed a ``random`` stream) refuses with
+    :exc:`ValueError`: the core would wait for random bits forever."""
+    if getattr(core, "random_bits", 0):
+        raise ValueError(f"{consumer} cannot feed the random stream of a masked core yet, "
+                         f"and {core!r} has random_bits={core.random_bits}")
     return core
 
 
