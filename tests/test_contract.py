@@ -38,7 +38,8 @@ from .support.toy_cipher import TOY_ENTRY
 #: unrolled round generator; both directions at 31 and 128-bit keys at 8, 16 and 31 in the slow
 #: run; 128-bit keys at 1, 2 and 4), the bit-serial PRESENT and the PRESENT in block RAM at 80
 #: bits, both directions.
-SLOW_CONFIGS = {"aes-pipelined-192", "aes-pipelined-256", "aes-ttable-192:tables=sbox",
+SLOW_CONFIGS = {"aes-pipelined-192", "aes-pipelined-256", "aes-pipelined2x-192",
+                "aes-pipelined2x-256", "aes-ttable-192:tables=sbox",
                 "aes-ttable-256:tables=sbox", "aes-compact-256", "aes-compact-192:decrypt=no",
                 "aes-compact-256:decrypt=no", "present-keytable-128",
                 "present-keytable-128:decrypt=no", "aes-192:sbox=boolean", "aes-256:sbox=boolean",
