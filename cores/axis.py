@@ -12,7 +12,7 @@ from amaranth.hdl import Cat, Module, Value
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from .cipher import BlockCipher, check_block_cipher
+from .cipher import BlockCipher, check_block_cipher, check_unmasked
 from .flat_top import FlatTop
 
 
@@ -113,6 +113,7 @@ class AXIStreamCipher(wiring.Component):
     """
     def __init__(self, core: BlockCipher):
         check_block_cipher(core, "core")
+        check_unmasked(core, "AXIStreamCipher")
         _check_bytes("the core's block_bits", core.block_bits)
         _check_bytes("the core's key_bits", core.key_bits)
         self._core = core
