@@ -24,7 +24,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..cipher import check_block_cipher
+from ..cipher import check_block_cipher, check_unmasked
 
 
 __all__ = ["lfsr_taps", "lfsr_next", "selftest_parameters", "SelfTest", "FAULTS"]
@@ -134,6 +134,7 @@ class SelfTest(wiring.Component):
     def __init__(self, core, *, vectors, loop_key: int, loop_blocks: int, check_value: int,
                  check_blocks: int, seed: int = 1, fault: str | None = None):
         check_block_cipher(core, "core")
+        check_unmasked(core, "SelfTest")
         if fault not in FAULTS:
             raise ValueError(f"fault must be one of {', '.join(map(repr, FAULTS))}, "
                              f"not {fault!r}")
