@@ -11,7 +11,7 @@ from amaranth.hdl import Cat, Module, Mux, ResetInserter, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..cipher import check_block_cipher
+from ..cipher import check_block_cipher, check_unmasked
 from ..gcm import GCM
 from ..modes import Mode
 from . import regmap
@@ -158,6 +158,7 @@ class CipherPeripheral(wiring.Component):
             raise ValueError(f"cores must hold 1 to 4 cores, not {len(cores)}")
         for index, core in enumerate(cores):
             check_block_cipher(core, f"cores[{index}]")
+            check_unmasked(core, "CipherPeripheral")
         block_bits = cores[0].block_bits
         if any(core.block_bits != block_bits for core in cores):
             raise ValueError("all cores must have the same block size")
