@@ -11,7 +11,7 @@ from amaranth.hdl import C, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..cipher import BlockCipher, check_block_cipher
+from ..cipher import BlockCipher, check_block_cipher, check_unmasked
 
 
 __all__ = ["Mode", "ModeRequest", "ModeResult", "ModeOfOperation",
@@ -122,6 +122,7 @@ class ModeOfOperation(wiring.Component):
     """
     def __init__(self, core, *, modes=tuple(Mode), depth: int = 2):
         check_block_cipher(core, "core")
+        check_unmasked(core, "ModeOfOperation")
         try:
             modes = tuple(modes)
         except TypeError:
