@@ -338,6 +338,9 @@ def bench_verilog(config, module: str) -> tuple:
     # Built here rather than by config.build(), for this file's UnusedElaboratable=no: the core
     # is only asked for its figures.
     core = config.spec.component(key_bits=config.key_bits, **config.all_options())
+    if core.random_bits:
+        raise ValueError(f"the Verilog bench cannot feed the random stream of {config.label} "
+                         f"(a masked core) yet")
     slowest = max(core.latency, core.key_load_cycles, core.initiation_interval)
     # A wait may cover the blocks in flight draining under back-pressure, then a key load.
     wait_limit = 4 * (slowest + core.latency) + 50
