@@ -219,7 +219,7 @@ def run(args) -> int:
                                 checked=not args.no_check, check=args.check)
     except (KeyError, ValueError, RuntimeError) as error:
         message = str(error.args[0] if isinstance(error, KeyError) else error)
-        print(f"error: {message.splitlines()[0]}", file=sys.stderr)
+        print(f"cipher-cores faults: error: {message.splitlines()[0]}", file=sys.stderr)
         return 1
     print("\n".join(campaign_lines(campaign)))
     if args.json:
