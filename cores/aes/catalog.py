@@ -50,6 +50,11 @@ def _two_block_vector(vector: KnownAnswer) -> KnownAnswer:
                        f"{vector.source}; block 1 is its ciphertext, encrypted again")
 
 
+#: The ``decrypt`` option of the pipelined cores, which have no decryption pipe.
+_PIPE_ENCRYPT_ONLY = CoreOption("decrypt", bool, False, (False,),
+                                "encryption only (the core has no decryption pipe)")
+
+
 def _decrypt_option(parts: str, note: str = "") -> CoreOption:
     """The ``decrypt`` option of an architecture that can leave decryption (``parts``) out."""
     return CoreOption("decrypt", bool, True, (True, False),
@@ -71,8 +76,7 @@ CATALOG = (
         name="aes-pipelined", title="AES-pipelined", component=PipelinedAES,
         description="every round unrolled, S and 2S tables in block RAM: one block per clock, "
                     "encryption only",
-        options=(CoreOption("decrypt", bool, False, (False,),
-                            "encryption only (the core has no decryption pipe)"),),
+        options=(_PIPE_ENCRYPT_ONLY,),
         # Not in the default sweep: 82 to 114 block RAMs, only the ECP5-85F has them.
         report_defaults=()),
     CipherEntry(
@@ -82,8 +86,7 @@ CATALOG = (
         default_key_bits=128, vectors=tuple(map(_two_block_vector, FIPS197_VECTORS)),
         description="two pipelines of aes-pipelined sharing the round keys: two blocks per "
                     "clock (256-bit transfers, block 0 in the high half), encryption only",
-        options=(CoreOption("decrypt", bool, False, (False,),
-                            "encryption only (the core has no decryption pipe)"),),
+        options=(_PIPE_ENCRYPT_ONLY,),
         # Not in the default sweep: 162 block RAMs for AES-128, only the ECP5-85F has them.
         report_defaults=()),
     _aes_entry(
