@@ -197,10 +197,12 @@ def test_alert_is_cleared_by_reset():
     bench.run(testbench)
 
 
-def test_key_register_fault_between_blocks_is_caught_on_the_next_block():
-    """A persistent fault: the core's loaded key flipped while the wrapper is idle. Without the
-    key reload, pass 1 and pass 2 would both use the wrong key and agree."""
-    bench = Bench()
+@pytest.mark.parametrize("text", ["present-80", "present-80:decrypt=no"])
+def test_key_register_fault_between_blocks_is_caught_on_the_next_block(text):
+    """A persistent fault: the core's loaded key flipped while the wrapper is idle. Computing
+    twice (encrypt-only) without the key reload, both passes would use the wrong key and
+    agree."""
+    bench = Bench(text)
     dut = bench.dut
     key = bench.rng.getrandbits(80)
     blocks = [bench.rng.getrandbits(64) for _ in range(2)]
