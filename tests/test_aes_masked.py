@@ -16,9 +16,10 @@ from cipher_cores.cores.aes.sbox import SBOX
 from cipher_cores.cores.aes.transforms import ROUNDS
 from cipher_cores.cores.aes.vectors import FIPS197_VECTORS
 from cipher_cores.cores.interface import BlockCipherSignature
-from cipher_cores.cores.sim import LoadKey, Process
+from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
 
 from .support.helpers import aes_oracle
+from .support.nist import AESAVS_KINDS, aesavs_ecb_vectors
 from .support.masked_feed import MaskedRun, Segment, simulate_masked
 
 
@@ -205,3 +206,20 @@ def test_bad_parameters_are_rejected(kwargs, error, message):
     with pytest.raises(error) as info:
         MaskedAES(**kwargs)
     assert str(info.value) == message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
+def test_aesavs_ecb_encrypt_sections(key_bits):
+    """The encrypt sections of every AESAVS ECB file (GFSbox, KeySbox, VarKey, VarTxt, MMT) on
+    the compiled simulator, which feeds the random stream fresh words (minutes to compile, once
+    per netlist: the model is cached)."""
+    operations, expected = [], []
+    for kind in AESAVS_KINDS:
+        for vector in aesavs_ecb_vectors(kind, key_bits):
+            if not vector.decrypt:
+                operations += [LoadKey(vector.key)] + [Process(b, False) for b in vector.given]
+                expected += vector.expected
+    run = simulate_cipher(MaskedAES(key_bits), operations, backend="cxxrtl")
+    assert run.results == expected
+    assert run.output.violations == []
