@@ -1190,6 +1190,26 @@ def make_parser() -> argparse.ArgumentParser:
                            "cores take shows those cores)")
     demo.set_defaults(func=_cmd_demo)
 
+    # The side-channel and fault tools keep their options beside their code (each module's
+    # add_arguments and run); imported when the parser is made, as every other subcommand is.
+    from .flow import faults, leakage
+    leakage_parser = commands.add_parser(
+        "leakage", help="test a core for first- and second-order leakage (TVLA, in simulation)",
+        description="Fixed-versus-random leakage assessment (TVLA) of a core's synthesized "
+                    "netlist: per-cycle toggle counts of its flip-flops and LUT outputs in a "
+                    "compiled simulation, Welch's t of first and second order, streaming (no "
+                    "trace stored). See docs/masking.md.")
+    leakage.add_arguments(leakage_parser)
+    leakage_parser.set_defaults(func=leakage.run)
+    faults_parser = commands.add_parser(
+        "faults", help="a fault-injection campaign: single bit flips against the fault check",
+        description="Flip one random flip-flop at a random cycle of a block of a core wrapped "
+                    "in FaultDetecting, run that block and the next ones, and count the runs "
+                    "detected (alert), harmless and silent (a wrong result released without "
+                    "alert). See docs/fault.md.")
+    faults.add_arguments(faults_parser)
+    faults_parser.set_defaults(func=faults.run)
+
     listing = commands.add_parser("list", help="list cores, boards and bare devices",
                                   description="List cores, boards and bare devices.")
     listing.set_defaults(func=_cmd_list)

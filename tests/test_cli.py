@@ -31,7 +31,8 @@ def test_help_explains(capsys):
         assert word in out
 
 
-@pytest.mark.parametrize("command", ["build", "report", "export", "demo", "list", "regmap"])
+@pytest.mark.parametrize("command", ["build", "report", "export", "demo", "list", "regmap",
+                                     "leakage", "faults"])
 def test_subcommand_help(capsys, command):
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])
@@ -97,6 +98,11 @@ def test_no_command_prints_help(capsys):
     (["regmap"], "regmap needs --markdown FILE and/or --header FILE"),
     (["report", "--merge", "no/such/report.json"],
      "--merge no/such/report.json: No such file or directory"),
+    (["leakage", "--core", "des-64", "--traces", "10"], "unknown core 'des'"),
+    (["leakage", "--core", "present-80", "--traces", "0"],
+     "argument --traces: must be a positive integer, not '0'"),
+    (["faults", "--core", "des-64"], "unknown core 'des'"),
+    (["faults", "--core", "present-80", "--faults", "x"], "argument --faults: invalid int value"),
 ])
 def test_errors_are_one_line(capsys, argv, message):
     code, _, err = run(capsys, *argv)
