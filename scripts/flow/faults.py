@@ -179,6 +179,15 @@ def campaign_lines(campaign: Campaign) -> list:
              f"each during block 0 of {campaign.blocks} under one key"]
     for verdict in CLASSES:
         lines.append(f"  {verdict:<9} {campaign.counts[verdict]:>7}")
+    if campaign.checked:
+        for region, inside in (("the core", True), ("the wrapper", False)):
+            counts = dict.fromkeys(CLASSES, 0)
+            for name, by_class in campaign.by_flip_flop.items():
+                if name.startswith("core ") == inside:
+                    for verdict, count in by_class.items():
+                        counts[verdict] += count
+            lines.append(f"  in {region}'s flip-flops: " +
+                         ", ".join(f"{counts[verdict]} {verdict}" for verdict in CLASSES))
     if campaign.detected_after:
         later = sum(n for released, n in campaign.detected_after.items() if released > 0)
         lines.append(f"  detected at a later block (persistent faults): {later}")
