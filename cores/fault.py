@@ -248,11 +248,14 @@ class FaultDetecting(BlockCipher):
             with m.If(found != Cat(*flags)):
                 m.d.comb += fail.eq(1)
 
-        def put_core_key():
-            m.d.comb += [core.key.valid.eq(1), core.key.payload.eq(key_copy)]
-
-        def put_core_block(payload):
-            m.d.comb += [core.input.valid.eq(1), core.input.payload.eq(payload)]
+        def offer(stream, payload, then, *, comb=(), sync=()):
+            """Offer ``payload`` to one of the core's input streams; on the transfer, go to
+            state ``then`` with the strobes ``comb`` and the updates ``sync``."""
+            m.d.comb += [stream.valid.eq(1), stream.payload.eq(payload)]
+            with m.If(stream.ready):
+                m.d.comb += comb
+                m.d.sync += sync
+                goto(then)
 
         load_block = self.input.valid & self.input.ready
         release = Signal()
@@ -277,11 +280,8 @@ class FaultDetecting(BlockCipher):
 
             with m.State("Load key"):
                 expect(0, 0, 0)
-                put_core_key()
-                with m.If(core.key.ready):
-                    m.d.comb += key_taken.eq(1)
-                    m.d.sync += key_loaded.eq(0b11)
-                    goto("Wait key")
+                offer(core.key, key_copy, "Wait key", comb=[key_taken.eq(1)],
+                      sync=[key_loaded.eq(0b11)])
 
             with m.State("Wait key"):
                 # The core takes a block K edges after its key; the wrapper's "Idle" then
@@ -292,9 +292,7 @@ class FaultDetecting(BlockCipher):
 
             with m.State("Put 1"):
                 expect(1, 0, 0)
-                put_core_block(Cat(block, decrypt))
-                with m.If(core.input.ready):
-                    goto("Wait 1")
+                offer(core.input, Cat(block, decrypt), "Wait 1")
 
             with m.State("Wait 1"):
                 expect(1, 0, 0)
@@ -307,15 +305,11 @@ class FaultDetecting(BlockCipher):
 
             with m.State("Reload key"):
                 expect(1, 1, 0)
-                put_core_key()
-                with m.If(core.key.ready):
-                    goto("Put 2")
+                offer(core.key, key_copy, "Put 2")
 
             with m.State("Put 2"):
                 expect(1, 1, 0)
-                put_core_block(second_input)
-                with m.If(core.input.ready):
-                    goto("Wait 2")
+                offer(core.input, second_input, "Wait 2")
 
             with m.State("Wait 2"):
                 expect(1, 1, 0)

@@ -114,6 +114,15 @@ class Bench:
     async def put(self, ctx, block, decrypt=False):
         await stream_put(ctx, self.dut.input, {"block": block, "decrypt": int(decrypt)})
 
+    async def assert_block_caught(self, ctx, block, what):
+        """Offer ``block``: for a latency and more no result comes out, then ``alert`` is high."""
+        await self.put(ctx, block)
+        ctx.set(self.dut.output.ready, 1)
+        for _ in range(self.dut.latency + 2):
+            assert not ctx.get(self.dut.output.valid), f"a result under {what} came out"
+            await ctx.tick()
+        assert ctx.get(self.dut.alert), f"{what} went unseen"
+
     async def assert_alerted(self, ctx, edges):
         """For ``edges`` edges: alert high, no result offered, no block taken, key.ready high."""
         dut = self.dut
@@ -213,12 +222,7 @@ def test_key_register_fault_between_blocks_is_caught_on_the_next_block(text):
         assert await stream_get(ctx, dut.output) == bench.expected(key, blocks[0])
         await ticks(ctx, 2)
         _flip(ctx, bench.core_registers["key_first"], 40)
-        await bench.put(ctx, blocks[1])
-        ctx.set(dut.output.ready, 1)
-        for _ in range(dut.latency + 2):
-            assert not ctx.get(dut.output.valid), "a result under a flipped key came out"
-            await ctx.tick()
-        assert ctx.get(dut.alert), "the flipped key register went unseen"
+        await bench.assert_block_caught(ctx, blocks[1], "a flipped key register")
 
     bench.run(testbench)
 
@@ -232,12 +236,7 @@ def test_wrapper_key_copy_fault_is_caught():
         await stream_put(ctx, dut.key, key)
         await ticks(ctx, dut.key_load_cycles)
         _flip(ctx, bench.wrapper_registers["key_copy"], 5)
-        await bench.put(ctx, block)
-        ctx.set(dut.output.ready, 1)
-        for _ in range(dut.latency + 2):
-            assert not ctx.get(dut.output.valid), "a result under a flipped key copy came out"
-            await ctx.tick()
-        assert ctx.get(dut.alert)
+        await bench.assert_block_caught(ctx, block, "a flipped key copy")
 
     bench.run(testbench)
 
