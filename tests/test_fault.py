@@ -102,6 +102,8 @@ class Bench:
         self.sim = Simulator(fragment)
         self.sim.add_clock(1e-8)
         self.rng = random.Random(text)
+        self.key = self.rng.getrandbits(self.config.key_bits)
+        self.blocks = [self.rng.getrandbits(self.config.block_bits) for _ in range(2)]
 
     def run(self, testbench):
         self.sim.add_testbench(watchdog(20 * self.dut.latency), background=True)
@@ -113,6 +115,11 @@ class Bench:
 
     async def put(self, ctx, block, decrypt=False):
         await stream_put(ctx, self.dut.input, {"block": block, "decrypt": int(decrypt)})
+
+    async def start(self, ctx, decrypt=False):
+        """Load the key and put the first block."""
+        await stream_put(ctx, self.dut.key, self.key)
+        await self.put(ctx, self.blocks[0], decrypt)
 
     async def assert_block_caught(self, ctx, block, what):
         """Offer ``block``: for a latency and more no result comes out, then ``alert`` is high."""
@@ -146,11 +153,9 @@ def _flip(ctx, register, bit=0):
 def test_fault_mid_block_raises_alert_and_withholds_result():
     bench = Bench()
     dut = bench.dut
-    key, block = bench.rng.getrandbits(80), bench.rng.getrandbits(64)
 
     async def testbench(ctx):
-        await stream_put(ctx, dut.key, key)
-        await bench.put(ctx, block)
+        await bench.start(ctx)
         ctx.set(dut.output.ready, 1)
         await ticks(ctx, 10)                        # in the middle of the first pass
         assert not ctx.get(dut.alert)
@@ -165,22 +170,19 @@ def test_fault_mid_block_raises_alert_and_withholds_result():
 
 def test_alert_is_cleared_by_a_new_key_and_blocks_run_again():
     bench = Bench()
-    dut = bench.dut
-    keys = [bench.rng.getrandbits(80) for _ in range(2)]
-    block = bench.rng.getrandbits(64)
+    dut, core = bench.dut, bench.dut.core
+    new_key, block = bench.key ^ 0x5a5a, bench.blocks[0]
 
     async def testbench(ctx):
-        await stream_put(ctx, dut.key, keys[0])
-        await bench.put(ctx, block, True)
-        core = dut.core
+        await bench.start(ctx, decrypt=True)
         await ticks(ctx, core.latency + core.key_load_cycles + 10)     # in the check pass
         _flip(ctx, bench.core_registers["state"], 3)
         await wait_for(ctx, dut.alert)
         await bench.assert_alerted(ctx, 20)
-        await stream_put(ctx, dut.key, keys[1])
+        await stream_put(ctx, dut.key, new_key)
         assert not ctx.get(dut.alert), "a new key left the alert high"
         await bench.put(ctx, block, True)
-        assert await stream_get(ctx, dut.output) == bench.expected(keys[1], block, True)
+        assert await stream_get(ctx, dut.output) == bench.expected(new_key, block, True)
         assert not ctx.get(dut.alert)
 
     bench.run(testbench)
@@ -189,11 +191,9 @@ def test_alert_is_cleared_by_a_new_key_and_blocks_run_again():
 def test_alert_is_cleared_by_reset():
     bench = Bench()
     dut = bench.dut
-    key, block = bench.rng.getrandbits(80), bench.rng.getrandbits(64)
 
     async def testbench(ctx):
-        await stream_put(ctx, dut.key, key)
-        await bench.put(ctx, block)
+        await bench.start(ctx)
         await ticks(ctx, 4)
         _flip(ctx, bench.core_registers["counter"], 1)
         await wait_for(ctx, dut.alert)
@@ -212,31 +212,26 @@ def test_key_register_fault_between_blocks_is_caught_on_the_next_block(text):
     twice (encrypt-only) without the key reload, both passes would use the wrong key and
     agree."""
     bench = Bench(text)
-    dut = bench.dut
-    key = bench.rng.getrandbits(80)
-    blocks = [bench.rng.getrandbits(64) for _ in range(2)]
 
     async def testbench(ctx):
-        await stream_put(ctx, dut.key, key)
-        await bench.put(ctx, blocks[0])
-        assert await stream_get(ctx, dut.output) == bench.expected(key, blocks[0])
+        await bench.start(ctx)
+        assert await stream_get(ctx, bench.dut.output) == \
+            bench.expected(bench.key, bench.blocks[0])
         await ticks(ctx, 2)
         _flip(ctx, bench.core_registers["key_first"], 40)
-        await bench.assert_block_caught(ctx, blocks[1], "a flipped key register")
+        await bench.assert_block_caught(ctx, bench.blocks[1], "a flipped key register")
 
     bench.run(testbench)
 
 
 def test_wrapper_key_copy_fault_is_caught():
     bench = Bench()
-    dut = bench.dut
-    key, block = bench.rng.getrandbits(80), bench.rng.getrandbits(64)
 
     async def testbench(ctx):
-        await stream_put(ctx, dut.key, key)
-        await ticks(ctx, dut.key_load_cycles)
+        await stream_put(ctx, bench.dut.key, bench.key)
+        await ticks(ctx, bench.dut.key_load_cycles)
         _flip(ctx, bench.wrapper_registers["key_copy"], 5)
-        await bench.assert_block_caught(ctx, block, "a flipped key copy")
+        await bench.assert_block_caught(ctx, bench.blocks[0], "a flipped key copy")
 
     bench.run(testbench)
 
