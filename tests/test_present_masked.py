@@ -116,25 +116,33 @@ def test_gaps_in_the_random_stream_stall_the_core_and_change_no_result():
     assert gappy.latencies == full.latencies == [64] * 3
 
 
+async def _drive(ctx, core, operations) -> list:
+    """Perform ``operations`` on ``core``'s key and input streams, one block at a time, with
+    ``output.ready`` high; returns the results."""
+    results = []
+    ctx.set(core.output.ready, 1)
+    for op in operations:
+        if isinstance(op, LoadKey):
+            ctx.set(core.key.payload, op.key)
+            ctx.set(core.key.valid, 1)
+            await ctx.tick().until(core.key.ready)
+            ctx.set(core.key.valid, 0)
+        else:
+            ctx.set(core.input.payload.block, op.block)
+            ctx.set(core.input.valid, 1)
+            await ctx.tick().until(core.input.ready)
+            ctx.set(core.input.valid, 0)
+            value, = await ctx.tick().sample(core.output.payload).until(core.output.valid)
+            results.append(value)
+    return results
+
+
 def _run_with_source(core, source, operations):
     """The operations on ``core`` with ``source(ctx)`` driving its random stream; the results."""
     results = []
 
     async def bench(ctx):
-        ctx.set(core.output.ready, 1)
-        for op in operations:
-            if isinstance(op, LoadKey):
-                ctx.set(core.key.payload, op.key)
-                ctx.set(core.key.valid, 1)
-                await ctx.tick().until(core.key.ready)
-                ctx.set(core.key.valid, 0)
-            else:
-                ctx.set(core.input.payload.block, op.block)
-                ctx.set(core.input.valid, 1)
-                await ctx.tick().until(core.input.ready)
-                ctx.set(core.input.valid, 0)
-                value, = await ctx.tick().sample(core.output.payload).until(core.output.valid)
-                results.append(value)
+        results.extend(await _drive(ctx, core, operations))
 
     sim = Simulator(core)
     sim.add_clock(1e-8)
@@ -167,20 +175,7 @@ def test_prng_feeds_the_core():
         ctx.set(prng.seed.valid, 1)
         await ctx.tick()
         ctx.set(prng.seed.valid, 0)
-        ctx.set(core.output.ready, 1)
-        for op in operations:
-            if isinstance(op, LoadKey):
-                ctx.set(core.key.payload, op.key)
-                ctx.set(core.key.valid, 1)
-                await ctx.tick().until(core.key.ready & core.random.valid)
-                ctx.set(core.key.valid, 0)
-            else:
-                ctx.set(core.input.payload.block, op.block)
-                ctx.set(core.input.valid, 1)
-                await ctx.tick().until(core.input.ready)
-                ctx.set(core.input.valid, 0)
-                value, = await ctx.tick().sample(core.output.payload).until(core.output.valid)
-                results.append(value)
+        results.extend(await _drive(ctx, core, operations))
 
     sim = Simulator(m)
     sim.add_clock(1e-8)
