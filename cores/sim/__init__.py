@@ -21,12 +21,12 @@ simulation. A *transfer edge* is an edge at which a stream's ``valid`` and ``rea
 
 from .operations import CipherRun, LoadKey, Process, StreamLog, Transfer
 from .simulate import BACKENDS, draw_schedules, simulate_cipher
-from .testbench import (put_operations, simulator_with_reset, stream_get, stream_monitor,
-                        stream_put, watchdog)
+from .testbench import (put_operations, random_source, simulator_with_reset, stream_get,
+                        stream_monitor, stream_put, watchdog)
 
 
 __all__ = [
     "LoadKey", "Process", "Transfer", "StreamLog", "CipherRun",
     "stream_put", "stream_get", "stream_monitor", "put_operations", "watchdog", "simulate_cipher", "simulator_with_reset",
-    "draw_schedules", "BACKENDS",
+    "draw_schedules", "BACKENDS", "random_source",
 ]
