@@ -71,10 +71,14 @@ class FaultDetecting(BlockCipher):
     The wrapper's own registers are protected too: the key copy, the block (with its direction)
     and the result each carry a parity bit written with them, checked when the result is compared
     (all three) and while the result is offered (the result's); a single flipped bit in any of
-    them makes its parity wrong. The release needs both the state "Output" and a *checked* flag
-    set only by a passing comparison, so one flipped state bit cannot release an unchecked
-    result; a watchdog raises the alert if ``core`` does not answer in time (a fault that hangs
-    it, or a flip into an unused state encoding), so no fault ends in a silent hang.
+    them makes its parity wrong. The control keeps the block's progress in three flags apart
+    from its state (*busy*, *pass 1 done*, *checked*, the last set only by a passing
+    comparison) and every state checks that it finds the flags it expects, so one flipped state
+    bit that skips or repeats a step (back to "Idle" before the result left, taking the next
+    block and releasing its result as this one's) raises the alert; the release needs both the
+    state "Output" and the flags. A watchdog raises the alert if ``core`` does not answer in time
+    (a fault that hangs it, or a flip into an unused state encoding), and the *key loaded* flag
+    is kept twice, so no fault ends in a silent stall.
 
     Inverse check or computing twice: the inverse check is the default where the core decrypts,
     because it runs the other datapath direction (the inverse S-boxes and key order), so a
