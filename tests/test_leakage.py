@@ -104,6 +104,16 @@ def test_unprotected_present_leaks(tmp_path):
     assert len(result["t"]["all"]["order1"]) == result["cycles"]
 
 
+def test_random_versus_random_passes(tmp_path):
+    # The control: both populations random, so nothing tells them apart.
+    path = tmp_path / "control.json"
+    assert main(["--core", "present-80", "--traces", "3000", "--jobs", "1", "--control",
+                 "--json", str(path)]) == 0
+    result = json.loads(path.read_text())
+    assert result["control"]
+    assert result["order1"]["max_abs_t"] < 4.5 and not result["order1"]["leaks"]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--core", "nonesuch", "--traces", "100"], "unknown core 'nonesuch'"),
     (["--core", "present-80", "--traces", "0"], "argument --traces: must be a positive integer"),

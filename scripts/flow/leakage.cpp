@@ -240,6 +240,7 @@ struct Config {
     size_t block_bits = 0, block_offset = 0, decrypt_offset = 0;
     std::string key, fixed_block;
     bool random_on = true;
+    bool control = false;       // both populations random: a check of the test itself
     int reset_cycles = 2;
 
     void read(const char *path) {
@@ -256,6 +257,7 @@ struct Config {
             else if (name == "key") key = value;
             else if (name == "fixed_block") fixed_block = value;
             else if (name == "random") random_on = value == "1";
+            else if (name == "control") control = value == "1";
             else fail("unknown setting " + name);
         }
     }
@@ -332,7 +334,7 @@ struct Bench {
     void block(bool fixed, const std::vector<uint8_t> &fixed_bits, std::vector<Sample> &samples) {
         samples.clear();
         sim.set(in_valid, true);
-        if (fixed) sim.set_bits(in_payload, config.block_offset, fixed_bits);
+        if (fixed && !config.control) sim.set_bits(in_payload, config.block_offset, fixed_bits);
         else {
             std::vector<uint8_t> bits(config.block_bits);
             for (size_t i = 0; i < bits.size(); i += 64) {
@@ -373,7 +375,7 @@ int run(const char *netlist_path, const char *config_path) {
     std::string fixed_output;
     for (uint64_t trace = 0; trace < config.traces; trace++) {
         bool fixed = bench.rng.next() & 1;
-        bench.capture = fixed && fixed_output.empty();
+        bench.capture = fixed && !config.control && fixed_output.empty();
         bench.block(fixed, fixed_bits, samples);
         if (length == 0) {
             length = samples.size();

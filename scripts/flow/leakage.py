@@ -435,6 +435,7 @@ class LeakageResult:
     seconds: float      # of simulation, the longest job
     jobs: int
     fixed_output_checked: bool
+    control: bool = False   # random versus random
 
     @property
     def traces_per_second(self) -> float:
@@ -455,7 +456,7 @@ class LeakageResult:
         def number(x):
             return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
         result = {"core": self.core, "device": self.device, "traces": self.traces,
-                  "random": self.random, "cycles": self.cycles, "threshold": THRESHOLD,
+                  "random": self.random, "control": self.control, "cycles": self.cycles, "threshold": THRESHOLD,
                   "jobs": self.jobs, "seconds": self.seconds,
                   "traces_per_second": self.traces_per_second,
                   "groups": list(groups)}
@@ -536,9 +537,12 @@ def _read_job(text: str) -> tuple:
 
 
 def run_leakage(config: CoreConfig, traces: int, *, device: str = "ice40-up5k", seed: int = 1,
-                random: bool = True, jobs: int = 1, progress=None) -> LeakageResult:
+                random: bool = True, jobs: int = 1, control: bool = False,
+                progress=None) -> LeakageResult:
     """Synthesize, simulate ``traces`` traces split over ``jobs`` processes, and compute t.
 
+    With ``control`` the "fixed" population gets random blocks too (random versus random): a
+    check of the test itself, whose |t| should stay below the threshold.
     ``progress(done, total)`` is called now and then while the jobs run. Raises
     :exc:`LeakageError` if a step fails or the netlist's output for the fixed block is not the
     reference model's ciphertext.
@@ -553,7 +557,7 @@ def run_leakage(config: CoreConfig, traces: int, *, device: str = "ice40-up5k", 
     block = _hex_value(TVLA_BLOCK, config.block_bits)
     base = {"block_bits": config.block_bits, "block_offset": layout["block"].offset,
             "decrypt_offset": layout["decrypt"].offset, "key": f"{key:x}",
-            "fixed_block": f"{block:x}", "random": int(random)}
+            "fixed_block": f"{block:x}", "random": int(random), "control": int(control)}
     counts = [traces // jobs + (i < traces % jobs) for i in range(jobs)]
     done = [0] * jobs
     errors = [""] * jobs
@@ -588,7 +592,7 @@ def run_leakage(config: CoreConfig, traces: int, *, device: str = "ice40-up5k", 
             t1[group].append(first_order_t(fixed, rand))
             t2[group].append(second_order_t(fixed, rand))
     return LeakageResult(config.text, _device(device).name, traces, random, cycles, t1, t2,
-                         max(r[2] for r in results), jobs, bool(observed))
+                         max(r[2] for r in results), jobs, bool(observed), control)
 
 
 def plot(result: LeakageResult, path: str, groups: Sequence[str]):
@@ -667,6 +671,9 @@ def add_arguments(parser: argparse.ArgumentParser):
     parser.add_argument("--seed", type=int, default=1, help="the random seed (default 1)")
     parser.add_argument("--no-random", dest="random", action="store_false",
                         help="feed a masked core's random stream with zeros (masks off)")
+    parser.add_argument("--control", action="store_true",
+                        help="random versus random instead of fixed versus random: a check of "
+                             "the test, whose |t| should stay below 4.5")
     parser.add_argument("--groups", type=_groups, default=["all"], metavar="G[,G...]",
                         help=f"the series to test: {', '.join(GROUPS)} (default all)")
     parser.add_argument("--window", type=_window, default=slice(None), metavar="START:END",
@@ -704,13 +711,14 @@ def _run_command(args) -> int:
             print(f"\r{done}/{total} traces", end="", file=sys.stderr, flush=True)
     start = time.monotonic()
     result = run_leakage(config, args.traces, device=device, seed=args.seed, random=args.random,
-                         jobs=args.jobs, progress=progress)
+                         jobs=args.jobs, control=args.control, progress=progress)
     if interactive:
         print("\r", end="", file=sys.stderr)
     wall = time.monotonic() - start
     peaks = [result.peak(order, args.groups, args.window) for order in (1, 2)]
     print(f"{config.label} on {device}: {result.traces} traces, {result.cycles} cycles a block, "
-          f"randomness {'on' if result.random else 'off'}")
+          f"randomness {'on' if result.random else 'off'}"
+          f"{', control (random versus random)' if result.control else ''}")
     cycles = range(result.cycles)[args.window]
     if cycles and len(cycles) != result.cycles:
         print(f"  judged: cycles {cycles[0]} to {cycles[-1]} of 0 (block offered) to "
