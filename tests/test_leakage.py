@@ -84,7 +84,7 @@ def test_toggle_counts_of_a_two_bit_counter():
     # (truth tables over a + 2b). The states run 00, 01, 10, 11, 00, ...
     not_a = sum(1 << i for i in range(16) if not i & 1)
     xor_ab = sum(1 << i for i in range(16) if (i & 1) ^ (i >> 1 & 1))
-    counter = Netlist(nets=6, ports={}, ffs=[(2, 4, 1, 0, 0, 0, 0), (3, 5, 1, 0, 0, 0, 0)],
+    counter = Netlist(nets=6, ports={}, ffs=[(2, 4, 1, 0, 0, 0, 0, 0), (3, 5, 1, 0, 0, 0, 0, 0)],
                       cells=[(4, 2, 0, 0, 0, not_a), (5, 2, 3, 0, 0, xor_ab)])
     counts = toggle_counts(counter, 9)
     # Flip-flops: the Hamming distance of consecutive counts (0->1: 1, 1->2: 2, 2->3: 1,
@@ -132,3 +132,38 @@ def test_hex_value_cuts_from_the_left():
     assert leakage._hex_value(leakage.TVLA_KEY, 128) == int(leakage.TVLA_KEY, 16)
     assert leakage._hex_value(leakage.TVLA_KEY, 80) == int(leakage.TVLA_KEY[:20], 16)
     assert leakage._hex_value("abc", 6) == 0xab >> 2
+
+
+def _yosys_json(cells):
+    return {"modules": {"top": {
+        "ports": {"a": {"direction": "input", "bits": [2]}, "b": {"direction": "input",
+                                                                  "bits": [3]}},
+        "netnames": {"q": {"bits": [4], "attributes": {"init": "1"}}},
+        "cells": cells}}}
+
+
+def test_read_netlist_flip_flop_kinds():
+    enabled_sync_reset = {"type": "SB_DFFESR", "parameters": {},
+                          "connections": {"C": [9], "D": [2], "E": [3], "R": [2], "Q": [4]}}
+    netlist = leakage.read_netlist(_yosys_json({"ff": enabled_sync_reset}))
+    a, b, q = (netlist.ports["a"][0], netlist.ports["b"][0], 4)
+    # q d ce r rval gated init inv: the reset acts only with E high; init from the attribute.
+    assert netlist.ffs == [(q, a, b, a, 0, 1, 1, 0)]
+    trellis = {"type": "TRELLIS_FF",
+               "parameters": {"CEMUX": "INV", "LSRMUX": "LSR", "REGSET": "SET ",
+                              "SRMODE": "LSR_OVER_CE", "CLKMUX": "CLK"},
+               "connections": {"CLK": [9], "DI": [3], "CE": [2], "LSR": [3], "Q": [4]}}
+    assert leakage.read_netlist(_yosys_json({"ff": trellis})).ffs == [(q, b, a, b, 1, 0, 1, 1)]
+
+
+def test_read_netlist_refuses_what_it_cannot_model():
+    with pytest.raises(leakage.LeakageError, match="cell m of type SB_RAM40_4K is not supported"):
+        leakage.read_netlist(_yosys_json({"m": {"type": "SB_RAM40_4K", "parameters": {},
+                                                "connections": {}}}))
+    with pytest.raises(leakage.LeakageError, match="falling-edge flip-flop SB_DFFN"):
+        leakage.read_netlist(_yosys_json({"f": {"type": "SB_DFFN", "parameters": {},
+                                                "connections": {"D": [2], "Q": [4]}}}))
+    loop = {f"l{i}": {"type": "SB_LUT4", "parameters": {"LUT_INIT": "0000000000000001"},
+                      "connections": {"I0": [5 + (i + 1) % 2], "O": [5 + i]}} for i in range(2)}
+    with pytest.raises(leakage.LeakageError, match="combinational loop"):
+        leakage.read_netlist(_yosys_json(loop))

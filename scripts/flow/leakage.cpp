@@ -13,8 +13,9 @@
 //   LEAKNET 1
 //   nets N                       net 0 is constant 0, net 1 constant 1
 //   ports P, then per port:      name width net...            (inputs and outputs)
-//   ffs F, then per flip-flop:   q d ce r rval gated init     (ce/r are nets; gated: the reset
-//                                                               only acts when ce is high)
+//   ffs F, then per flip-flop:   q d ce r rval gated init inv (ce/r are nets; gated: the reset
+//                                                               only acts when ce is enabled;
+//                                                               inv: bit 0 inverts ce, bit 1 r)
 //   cells C, then per cell:      out a b c d table            (in evaluation order; out = the
 //                                                               4-input truth table at index
 //                                                               a + 2b + 4c + 8d)
@@ -94,7 +95,7 @@ struct Rng {
     }
 };
 
-struct FlipFlop { uint32_t q, d, ce, r; uint8_t rval, gated, init; };
+struct FlipFlop { uint32_t q, d, ce, r; uint8_t rval, gated, init, inv; };
 struct Cell { uint32_t out, a, b, c, d; uint16_t table; };
 typedef std::vector<uint32_t> Port;
 
@@ -124,9 +125,9 @@ struct Netlist {
         in >> word >> count;
         ffs.resize(count);
         for (auto &ff : ffs) {
-            unsigned rval, gated, init;
-            in >> ff.q >> ff.d >> ff.ce >> ff.r >> rval >> gated >> init;
-            ff.rval = rval; ff.gated = gated; ff.init = init;
+            unsigned rval, gated, init, inv;
+            in >> ff.q >> ff.d >> ff.ce >> ff.r >> rval >> gated >> init >> inv;
+            ff.rval = rval; ff.gated = gated; ff.init = init; ff.inv = inv;
         }
         in >> word >> count;
         cells.resize(count);
@@ -180,7 +181,7 @@ struct Simulator {
         size_t i = 0;
         for (const FlipFlop &ff : net.ffs) {
             uint8_t q = values[ff.q];
-            bool ce = values[ff.ce], r = values[ff.r];
+            bool ce = values[ff.ce] ^ (ff.inv & 1), r = values[ff.r] ^ (ff.inv >> 1);
             if (r && (!ff.gated || ce)) q = ff.rval;
             else if (ce) q = values[ff.d];
             next_q[i++] = q;

@@ -243,7 +243,8 @@ def synthesize(config: CoreConfig, device: str = "ice40-up5k", core=None) -> Pat
 class Netlist:
     """A LUT4 netlist as the evaluator reads it: nets numbered from 2 (0 and 1 are the
     constants), ``ports`` by name (lists of nets, bit 0 first), ``ffs`` as ``(q, d, ce, r, rval,
-    gated, init)`` (``gated``: the reset acts only with ``ce`` high) and ``cells`` as ``(out, a,
+    gated, init, inv)`` (``gated``: the reset acts only with ``ce`` enabled; ``inv`` bit 0 inverts
+    ``ce``, bit 1 ``r``) and ``cells`` as ``(out, a,
     b, c, d, table)`` in evaluation order (``out`` is bit ``a + 2b + 4c + 8d`` of ``table``)."""
     nets: int
     ports: dict
@@ -275,8 +276,9 @@ def _param(cell: dict, name: str, default: str = "") -> str:
 
 
 def _flip_flop(kind: str, cell: dict, conn) -> tuple | None:
-    """``(d, ce, r, rval, gated)`` of a flip-flop cell (nets from ``conn``), or None if ``kind``
-    is not one; :exc:`LeakageError` for one the evaluator cannot model."""
+    """``(d, ce, r, rval, gated, inv)`` of a flip-flop cell (nets from ``conn``; ``inv`` bit 0
+    inverts ``ce``, bit 1 ``r``), or None if ``kind`` is not one; :exc:`LeakageError` for one
+    the evaluator cannot model."""
     one, zero = 1, 0
     if kind.startswith("SB_DFF"):
         variant = kind[len("SB_DFF"):]
@@ -291,16 +293,18 @@ def _flip_flop(kind: str, cell: dict, conn) -> tuple | None:
         # Synchronous resets of enabled flip-flops act only with E high; asynchronous ones
         # (SB_DFFER/ES) are modelled as acting at the next edge.
         gated = int(ce != one and variant in ("SR", "SS"))
-        return (conn("D"), ce, conn(pin[0]) if pin else zero, pin[1] if pin else 0, gated)
+        return (conn("D"), ce, conn(pin[0]) if pin else zero, pin[1] if pin else 0, gated, 0)
     if kind == "TRELLIS_FF":
         if _param(cell, "CLKMUX", "CLK") != "CLK":
             raise LeakageError("TRELLIS_FF with an inverted clock is not supported")
         cemux, lsrmux = _param(cell, "CEMUX", "1"), _param(cell, "LSRMUX", "LSR")
-        ce = {"1": one, "0": zero}.get(cemux) if cemux != "CE" else conn("CE")
-        if ce is None or lsrmux != "LSR":
+        ce = {"1": one, "0": zero, "CE": conn("CE"), "INV": conn("CE")}.get(cemux)
+        if ce is None or lsrmux not in ("LSR", "INV"):
             raise LeakageError(f"TRELLIS_FF with CEMUX={cemux} LSRMUX={lsrmux} is not supported")
         rval = int(_param(cell, "REGSET", "RESET") == "SET")
-        return (conn("DI"), ce, conn("LSR"), rval, 0)
+        inv = int(cemux == "INV") | 2 * int(lsrmux == "INV")
+        # SRMODE LSR_OVER_CE: LSR acts whatever CE is; ASYNC is modelled as acting at the edge.
+        return (conn("DI"), ce, conn("LSR"), rval, 0, inv)
     return None
 
 
@@ -340,7 +344,8 @@ def read_netlist(netlist: dict) -> Netlist:
         ff = _flip_flop(kind, cell, conn)
         if ff is not None:
             q_bit = connections["Q"][0]
-            ffs.append((net(q_bit), *ff, inits.get(q_bit, 0)))
+            *rest, inv = ff
+            ffs.append((net(q_bit), *rest, inits.get(q_bit, 0), inv))
         elif kind in ("SB_LUT4", "LUT4"):
             pins = ("I0", "I1", "I2", "I3", "O") if kind == "SB_LUT4" else "ABCDZ"
             table = int(_param(cell, "LUT_INIT" if kind == "SB_LUT4" else "INIT"), 2)
