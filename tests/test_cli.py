@@ -508,7 +508,7 @@ def test_help_says_yes_and_no_with_each_options_allowed_values(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "Allowed: yes or no; default yes" in out
     # A core that takes fewer values than the others says so.
-    assert "pipelined: no, default no)" in out
+    assert "AES-pipelined: no, default no" in out
     assert "Allowed: 1, 2, 4, 8, 16 or 31; default 1" in out
     assert "Allowed: logic, bram or boolean; default bram" in out
     assert "True" not in out
