@@ -96,12 +96,17 @@ def test_toggle_counts_of_a_two_bit_counter():
 
 def test_unprotected_present_leaks(tmp_path):
     path = tmp_path / "present.json"
-    assert main(["--core", "present-80", "--traces", "3000", "--jobs", "1",
+    assert main(["--core", "present-80", "--traces", "3000", "--jobs", "1", "--probe", "5",
                  "--json", str(path)]) == 0
     result = json.loads(path.read_text())
     assert result["order1"]["leaks"] and result["order1"]["max_abs_t"] > 4.5
     assert result["traces"] == 3000 and result["cycles"] >= 32
     assert len(result["t"]["all"]["order1"]) == result["cycles"]
+    # Net by net in cycle 5: the state register's bits (the output port's) leak.
+    probed = result["probe"]["t"]
+    assert result["probe"]["cycle"] == 5 and len(probed) > 900
+    leaking = [name for name, t in probed.items() if abs(t) > 4.5]
+    assert any(name.startswith("output__payload[") for name in leaking)
 
 
 def test_random_versus_random_passes(tmp_path):
@@ -120,6 +125,7 @@ def test_random_versus_random_passes(tmp_path):
     (["--core", "present-80", "--traces", "100", "--device", "virtex"], "unknown device"),
     (["--core", "present-80", "--traces", "100", "--groups", "all,wires"], "argument --groups"),
     (["--core", "present-80", "--traces", "3", "--jobs", "1"], "--traces must be at least 4"),
+    (["--core", "present-80", "--traces", "100", "--probe", "99"], "--probe must be a cycle"),
 ])
 def test_bad_input_gives_one_line(argv, message, capsys):
     assert main(argv) == 1

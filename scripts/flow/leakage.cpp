@@ -29,6 +29,8 @@
 //   CYCLES L
 //   OUTPUT <hex>                 the output payload of the first fixed-block trace
 //   M <cycle> <series> <population> <n> <mean> <M2> <M3> <M4>
+//   N <net> <population> <n> <mean> <M2> <M3> <M4>   with "probe C": each counted net's
+//                                toggles (0 or 1) in cycle C of the block
 //   SECONDS <s>
 // series 0: all counted nets, 1: flip-flops, 2: cell outputs; population 0: fixed, 1: random.
 #include <chrono>
@@ -242,6 +244,7 @@ struct Config {
     std::string key, fixed_block;
     bool random_on = true;
     bool control = false;       // both populations random: a check of the test itself
+    int64_t probe = -1;         // a cycle whose toggles are also kept net by net
     int reset_cycles = 2;
 
     void read(const char *path) {
@@ -259,6 +262,7 @@ struct Config {
             else if (name == "fixed_block") fixed_block = value;
             else if (name == "random") random_on = value == "1";
             else if (name == "control") control = value == "1";
+            else if (name == "probe") probe = std::stoll(value);
             else fail("unknown setting " + name);
         }
     }
@@ -277,6 +281,11 @@ struct Bench {
     uint64_t cycle = 0;
     bool capture = false;        // keep the next output payload in `output`
     std::string output;
+    // With config.probe >= 0: the settled values of the cycle before, and whether each counted
+    // net (flip-flops, then cells) toggled in the probed cycle of the last block.
+    std::vector<uint32_t> counted;
+    std::vector<uint8_t> before, probed;
+    int64_t block_cycle = -1;
 
     Bench(const Netlist &netlist, const Config &cfg)
         : net(netlist), sim(netlist), config(cfg), rng(cfg.seed),
@@ -292,6 +301,9 @@ struct Bench {
             sim.set(*rnd_valid, true);
             new_random();
         }
+        for (const auto &ff : net.ffs) counted.push_back(ff.q);
+        for (const auto &cell : net.cells) counted.push_back(cell.out);
+        probed.assign(counted.size(), 0);
     }
     void new_random() {
         if (!rnd_payload) return;
@@ -305,6 +317,12 @@ struct Bench {
     Sample step(bool &key_fire, bool &in_fire, bool &out_fire) {
         uint64_t ff = sim.ff_toggles;
         uint64_t lut = sim.settle();
+        if (config.probe >= 0) {
+            if (block_cycle == config.probe)
+                for (size_t n = 0; n < counted.size(); n++)
+                    probed[n] = sim.v[counted[n]] ^ before[counted[n]];
+            before = sim.v;
+        }
         key_fire = sim.get(key_valid) && sim.get(key_ready);
         in_fire = sim.get(in_valid) && sim.get(in_ready);
         out_fire = sim.get(out_valid) && sim.get(out_ready);
@@ -348,6 +366,7 @@ struct Bench {
         bool k, i, o, put = false;
         for (uint64_t c = 0;; c++) {
             if (c > config.max_cycles) fail("no output within max_cycles");
+            block_cycle = c;
             samples.push_back(step(k, i, o));
             if (i && !put) { put = true; sim.set(in_valid, false); }
             if (o) {
@@ -373,6 +392,7 @@ int run(const char *netlist_path, const char *config_path) {
     bench.block(false, fixed_bits, samples);
     size_t length = 0;
     std::vector<Moments> moments;   // [cycle][series][population]
+    std::vector<Moments> net_moments;   // [counted net][population], with config.probe
     std::string fixed_output;
     for (uint64_t trace = 0; trace < config.traces; trace++) {
         bool fixed = bench.rng.next() & 1;
@@ -386,6 +406,11 @@ int run(const char *netlist_path, const char *config_path) {
                  std::to_string(length) + ": the core is not constant-time here");
         }
         if (fixed && fixed_output.empty()) fixed_output = bench.output;
+        if (config.probe >= 0) {
+            if (net_moments.empty()) net_moments.resize(2 * bench.counted.size());
+            for (size_t n = 0; n < bench.counted.size(); n++)
+                net_moments[2 * n + (fixed ? 0 : 1)].add(bench.probed[n]);
+        }
         int population = fixed ? 0 : 1;
         for (size_t c = 0; c < length; c++) {
             double ff = samples[c].ff, lut = samples[c].lut;
@@ -409,6 +434,12 @@ int run(const char *netlist_path, const char *config_path) {
                 print_moments(moments[(c * 3 + s) * 2 + p]);
                 std::printf("\n");
             }
+    for (size_t n = 0; n < net_moments.size() / 2; n++)
+        for (int p = 0; p < 2; p++) {
+            std::printf("N %u %d ", bench.counted[n], p);
+            print_moments(net_moments[2 * n + p]);
+            std::printf("\n");
+        }
     std::printf("SECONDS %.6f\n", seconds);
     return 0;
 }

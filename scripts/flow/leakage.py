@@ -250,6 +250,7 @@ class Netlist:
     ports: dict
     ffs: list
     cells: list
+    names: dict = dataclasses.field(default_factory=dict)     # net -> a name from the netlist
 
     def text(self) -> str:
         lines = ["LEAKNET 1", f"nets {self.nets}", f"ports {len(self.ports)}"]
@@ -327,7 +328,14 @@ def read_netlist(netlist: dict) -> Netlist:
         if port["direction"] == "input":
             for bit in port["bits"]:
                 net(bit)
-    inits = {}
+    inits, names = {}, {}
+    # Names for the nets (for --probe): public names before Yosys' own, shorter first.
+    for wire_name, wire in sorted(module["netnames"].items(),
+                                  key=lambda item: (item[0].startswith("$"), len(item[0]))):
+        for i, bit in enumerate(wire["bits"]):
+            if isinstance(bit, int):
+                names.setdefault(bit, wire_name if len(wire["bits"]) == 1 else
+                                 f"{wire_name}[{i}]")
     for wire in module["netnames"].values():
         init = wire.get("attributes", {}).get("init")
         if isinstance(init, str) and set(init) <= {"0", "1", "x"}:
@@ -380,7 +388,8 @@ def read_netlist(netlist: dict) -> Netlist:
         net(comb[i][0])
     cells = [(net(comb[i][0]), *(net(bit) for bit in comb[i][1]), comb[i][2]) for i in order]
     ports = {name: [net(bit) for bit in port["bits"]] for name, port in module["ports"].items()}
-    return Netlist(len(index) + 2, ports, ffs, cells)
+    return Netlist(len(index) + 2, ports, ffs, cells,
+                   {number: names.get(bit, f"net{number}") for bit, number in index.items()})
 
 
 # --- The evaluator ---------------------------------------------------------------------------
@@ -441,6 +450,8 @@ class LeakageResult:
     jobs: int
     fixed_output_checked: bool
     control: bool = False   # random versus random
+    probe: int | None = None
+    nets: dict = dataclasses.field(default_factory=dict)   # with probe: net name -> t
 
     @property
     def traces_per_second(self) -> float:
@@ -469,6 +480,10 @@ class LeakageResult:
             t, cycle, group = self.peak(order, groups, window)
             result[f"order{order}"] = {"max_abs_t": number(t), "cycle": cycle, "group": group,
                                        "leaks": t >= THRESHOLD}
+        if self.probe is not None:
+            result["probe"] = {"cycle": self.probe, "t": {
+                name: number(t) for name, t in sorted(self.nets.items(),
+                                                      key=lambda item: -abs(item[1]))}}
         judged = range(self.cycles)[window]
         result["window"] = [judged[0], judged[-1]]
         result["t"] = {group: {"order1": [number(t) for t in self.t1[group]],
@@ -526,28 +541,31 @@ def _wait(processes: list, done: list, errors: list, traces: int, progress) -> l
 
 
 def _read_job(text: str) -> tuple:
-    cycles, output, seconds, moments = 0, None, 0.0, {}
+    cycles, output, seconds, moments, nets = 0, None, 0.0, {}, {}
     for line in text.splitlines():
         fields = line.split()
         if fields[0] == "M":
             cycle, series, population = map(int, fields[1:4])
             moments[cycle, series, population] = Moments(*map(float, fields[4:9]))
+        elif fields[0] == "N":
+            nets[int(fields[1]), int(fields[2])] = Moments(*map(float, fields[3:8]))
         elif fields[0] == "CYCLES":
             cycles = int(fields[1])
         elif fields[0] == "OUTPUT":
             output = None if fields[1] == "-" else int(fields[1], 16)
         elif fields[0] == "SECONDS":
             seconds = float(fields[1])
-    return cycles, output, seconds, moments
+    return cycles, output, seconds, moments, nets
 
 
 def run_leakage(config: CoreConfig, traces: int, *, device: str = "ice40-up5k", seed: int = 1,
                 random: bool = True, jobs: int = 1, control: bool = False,
-                progress=None) -> LeakageResult:
+                probe: int | None = None, progress=None) -> LeakageResult:
     """Synthesize, simulate ``traces`` traces split over ``jobs`` processes, and compute t.
 
     With ``control`` the "fixed" population gets random blocks too (random versus random): a
-    check of the test itself, whose |t| should stay below the threshold.
+    check of the test itself, whose |t| should stay below the threshold. With ``probe`` (a cycle)
+    the result's ``nets`` holds the first-order t of each counted net's toggles in that cycle.
     ``progress(done, total)`` is called now and then while the jobs run. Raises
     :exc:`LeakageError` if a step fails or the netlist's output for the fixed block is not the
     reference model's ciphertext.
@@ -562,7 +580,8 @@ def run_leakage(config: CoreConfig, traces: int, *, device: str = "ice40-up5k", 
     block = _hex_value(TVLA_BLOCK, config.block_bits)
     base = {"block_bits": config.block_bits, "block_offset": layout["block"].offset,
             "decrypt_offset": layout["decrypt"].offset, "key": f"{key:x}",
-            "fixed_block": f"{block:x}", "random": int(random), "control": int(control)}
+            "fixed_block": f"{block:x}", "random": int(random), "control": int(control),
+            "probe": -1 if probe is None else probe}
     counts = [traces // jobs + (i < traces % jobs) for i in range(jobs)]
     done = [0] * jobs
     errors = [""] * jobs
@@ -596,8 +615,15 @@ def run_leakage(config: CoreConfig, traces: int, *, device: str = "ice40-up5k", 
             fixed, rand = (sum((r[3][cycle, s, p] for r in results), Moments()) for p in (0, 1))
             t1[group].append(first_order_t(fixed, rand))
             t2[group].append(second_order_t(fixed, rand))
+    nets = {}
+    if probe is not None:
+        if not 0 <= probe < cycles:
+            raise LeakageError(f"--probe must be a cycle from 0 to {cycles - 1}, not {probe}")
+        for net in {net for r in results for net, _ in r[4]}:
+            fixed, rand = (sum((r[4][net, p] for r in results), Moments()) for p in (0, 1))
+            nets[netlist.names[net]] = first_order_t(fixed, rand)
     return LeakageResult(config.text, _device(device).name, traces, random, cycles, t1, t2,
-                         max(r[2] for r in results), jobs, bool(observed), control)
+                         max(r[2] for r in results), jobs, bool(observed), control, probe, nets)
 
 
 def plot(result: LeakageResult, path: str, groups: Sequence[str]):
@@ -679,6 +705,9 @@ def add_arguments(parser: argparse.ArgumentParser):
     parser.add_argument("--control", action="store_true",
                         help="random versus random instead of fixed versus random: a check of "
                              "the test, whose |t| should stay below 4.5")
+    parser.add_argument("--probe", type=int, metavar="CYCLE",
+                        help="also test each counted net's toggles in this cycle, and print the "
+                             "nets with the largest |t| (to find what leaks)")
     parser.add_argument("--groups", type=_groups, default=["all"], metavar="G[,G...]",
                         help=f"the series to test: {', '.join(GROUPS)} (default all)")
     parser.add_argument("--window", type=_window, default=slice(None), metavar="START:END",
@@ -689,6 +718,9 @@ def add_arguments(parser: argparse.ArgumentParser):
                         help="processes sharing the traces (default: 2, or 1 on one core)")
     parser.add_argument("--plot", metavar="FILE", help="draw |t| over the cycles (matplotlib)")
     parser.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+
+
+_PROBE_LINES = 12
 
 
 def _format_t(t: float) -> str:
@@ -716,7 +748,8 @@ def _run_command(args) -> int:
             print(f"\r{done}/{total} traces", end="", file=sys.stderr, flush=True)
     start = time.monotonic()
     result = run_leakage(config, args.traces, device=device, seed=args.seed, random=args.random,
-                         jobs=args.jobs, control=args.control, progress=progress)
+                         jobs=args.jobs, control=args.control, probe=args.probe,
+                         progress=progress)
     if interactive:
         print("\r", end="", file=sys.stderr)
     wall = time.monotonic() - start
@@ -734,6 +767,11 @@ def _run_command(args) -> int:
               f"(threshold {THRESHOLD})")
     print(f"  {result.traces_per_second:,.0f} traces/s on {result.jobs} job(s) "
           f"(simulation {result.seconds:.1f} s, total {wall:.1f} s)")
+    if result.probe is not None:
+        top = sorted(result.nets.items(), key=lambda item: -abs(item[1]))[:_PROBE_LINES]
+        print(f"  cycle {result.probe}, the nets with the largest first-order |t|:")
+        for name, t in top:
+            print(f"    {_format_t(abs(t)):>8}  {name}")
     if args.plot:
         plot(result, args.plot, args.groups)
     if args.json:
