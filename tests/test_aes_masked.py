@@ -11,7 +11,7 @@ from amaranth.sim import Simulator
 
 from cipher_cores.cores.aes.base import AESCipher
 from cipher_cores.cores.aes.masked import MaskedAES, masked_random_bits
-from cipher_cores.cores.aes.masked_sbox import SBOX_RANDOM_BITS, MaskedSBox, masked_sbox
+from cipher_cores.cores.aes.masked_sbox import SBOX_RANDOM_BITS, STAGES, MaskedSBox, masked_sbox
 from cipher_cores.cores.aes.sbox import SBOX
 from cipher_cores.cores.aes.transforms import ROUNDS
 from cipher_cores.cores.aes.vectors import FIPS197_VECTORS
@@ -58,14 +58,14 @@ def simulate_sbox(cases):
         for x0, x1, randomness in cases:
             ctx.set(dut.i0, x0)
             ctx.set(dut.i1, x1)
-            for stage in range(4):
+            for stage in range(STAGES):
                 ctx.set(dut.advance, 1 << stage)
                 ctx.set(dut.random, randomness)
                 await ctx.tick()
                 # Bits seen by the other stages on this edge must not matter.
                 ctx.set(dut.random, 0)
             ctx.set(dut.advance, 0)
-            ctx.set(dut.random, randomness ^ 0x3ffff)
+            ctx.set(dut.random, randomness ^ ((1 << SBOX_RANDOM_BITS) - 1))
             await ctx.tick()     # a stalled edge changes nothing
             results.append((ctx.get(dut.o0), ctx.get(dut.o1)))
 
@@ -173,14 +173,14 @@ def test_cycle_figures_are_exact_with_random_valid_high(plan):
     assert inputs[-1] - inputs[-2] == core.initiation_interval
     assert outputs[-1] - outputs[-2] == core.initiation_interval
     assert inputs[0] - plan.run.key_edges[0] == core.key_load_cycles
-    assert core.latency == 5 * ROUNDS[plan.key_bits] + 1
+    assert core.latency == 6 * ROUNDS[plan.key_bits] + 1
 
 
 def test_random_transfers_one_per_load_and_per_round_cycle(plan):
     operations = plan.segments[0].operations
     keys = sum(isinstance(op, LoadKey) for op in operations)
     blocks = sum(isinstance(op, Process) for op in operations)
-    assert plan.run.random_transfers[0] == keys + blocks * (1 + 5 * ROUNDS[plan.key_bits])
+    assert plan.run.random_transfers[0] == keys + blocks * (1 + 6 * ROUNDS[plan.key_bits])
 
 
 # Construction
@@ -193,7 +193,7 @@ def test_signature_has_the_random_stream(key_bits, width):
     assert core.decrypts is False
     assert isinstance(core, AESCipher)
     assert (core.latency, core.initiation_interval, core.key_load_cycles) == \
-        (5 * ROUNDS[key_bits] + 1, 5 * ROUNDS[key_bits] + 1, 1)
+        (6 * ROUNDS[key_bits] + 1, 6 * ROUNDS[key_bits] + 1, 1)
 
 
 @pytest.mark.parametrize("kwargs, error, message", [

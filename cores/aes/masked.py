@@ -8,6 +8,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from .base import AESCipher
 from .key_schedule import _join_words, _split_words, _step_layouts, _step_words, key_step_plan
 from .masked_sbox import RANDOM_SLICES, MaskedSBox
+from .masked_sbox import STAGES as SBOX_STAGES
 from .reference import check_key_bits
 from .round import join_bytes, mix_columns, shift_rows, state_bytes
 from .transforms import KEY_WORDS
@@ -17,9 +18,9 @@ __all__ = ["STAGES", "STATE_SBOXES", "KEY_SBOXES", "SBOX_SLICE_BITS", "masked_ra
            "MaskedAES"]
 
 
-#: Cycles per round: the four register stages of :class:`~.masked_sbox.MaskedSBox` and the state
-#: (and key) register as the fifth.
-STAGES = 5
+#: Cycles per round: the five register stages of :class:`~.masked_sbox.MaskedSBox`, then the
+#: state (and key) register.
+STAGES = SBOX_STAGES + 1
 #: S-boxes on the state (the whole block at once) and on the key schedule (one word).
 STATE_SBOXES, KEY_SBOXES = 16, 4
 #: Fresh bits each S-box takes per cycle: one stage loads per cycle, and the widest (stage 4)
@@ -46,7 +47,9 @@ class MaskedAES(AESCipher):
     ``s1 = r ^ k1``), with bits of the ``random`` stream; ShiftRows, MixColumns, AddRoundKey,
     RotWord, Rcon and the key schedule's XORs act on each share alone; the two shares of the state
     are XORed only at the output, gated by ``output.valid`` so that no intermediate state is ever
-    recombined, not even in logic. No register holds an unmasked value other than the control.
+    recombined, not even in logic: the last round also writes its shares into two output
+    registers, zero at every other time, and the output is their XOR. No register holds an
+    unmasked value other than the control and, while it is offered, the result.
 
     What is claimed: first-order security in the glitch-robust probing model of the DOM papers,
     by their construction (each cross-domain product remasked with fresh bits and registered
@@ -60,23 +63,23 @@ class MaskedAES(AESCipher):
 
     Architecture and cycles
     -----------------------
-    A round takes :data:`STAGES` = 5 cycles: the S-box stages load one per edge, then the state
+    A round takes :data:`STAGES` = 6 cycles: the five S-box stages load one per edge, then the state
     register takes ``MixColumns(ShiftRows(S)) ^ round key`` (no MixColumns in the last round) and
     the key window (as in :mod:`~cipher_cores.cores.aes.key_schedule`: Nk words, round key ``r``
     its first four after step ``r``) takes its next step, whose one transformed word went through
-    the four key S-boxes in the same five cycles. A second, stored copy of the key's shares
+    the four key S-boxes in the same six cycles. A second, stored copy of the key's shares
     restarts the window for each block.
 
-    * ``latency`` = ``initiation_interval`` = 5 Nr + 1 (51, 61, 71 cycles for 128, 192, 256-bit
+    * ``latency`` = ``initiation_interval`` = 6 Nr + 1 (61, 73, 85 cycles for 128, 192, 256-bit
       keys): blocks overlap the output of the previous one.
     * ``key_load_cycles`` = 1.
     * The core takes a ``random`` transfer on each key transfer, each block transfer and each
       round cycle, and waits (no key, block or stage advances) while ``random.valid`` is low; the
       figures hold with ``random.valid`` high.
-    * Random bits per block: 5 Nr + 1 transfers of :func:`masked_random_bits` bits (160, 192,
+    * Random bits per block: 6 Nr + 1 transfers of :func:`masked_random_bits` bits (160, 192,
       256); of them the block's split uses 128, and each round uses 20 x 18 = 360 (each S-box
-      stage reads its own slice, 4, 2, 4 and 8 bits, of its S-box's 8-bit field of the transfer
-      on its edge): 128 + 360 Nr in all (3,728 for AES-128). A key transfer uses ``key_bits``.
+      stage 1 to 4 reads its own slice, 4, 2, 4 and 8 bits, of its S-box's 8-bit field of the
+      transfer on its edge): 128 + 360 Nr in all (3,728 for AES-128). A key transfer uses ``key_bits``.
 
     Parameters
     ----------
@@ -171,7 +174,7 @@ class MaskedAES(AESCipher):
         def sboxes(name, count, first, inputs):
             """``count`` masked S-boxes on the bytes of the two shares ``inputs``; their output
             shares (byte ``j`` of each from S-box ``j``)."""
-            stage_load = Signal(4, name=f"{name}_stage_load")
+            stage_load = Signal(SBOX_STAGES, name=f"{name}_stage_load")
             m.d.comb += stage_load.eq(Mux(advance, 1 << cycle, 0))
             outputs = [[], []]
             for j in range(count):
@@ -250,6 +253,11 @@ class MaskedAES(AESCipher):
             m.d.sync += [state[i].eq(next_states[i]) for i in shares]
             m.d.sync += [window[i].eq(next_windows[i]) for i in shares]
 
-        # The shares meet only here, and only while the result is offered.
-        m.d.comb += self.output.payload.eq(Mux(self.output.valid, state[0] ^ state[1], 0))
+        # The shares meet only here, in registers that hold zero unless the result is offered.
+        result = [Signal(128, name=f"result{i}") for i in shares]
+        with m.If(finish_round & (round_ == nr)):
+            m.d.sync += [result[i].eq(next_states[i]) for i in shares]
+        with m.Elif(self.output.valid & self.output.ready):
+            m.d.sync += [result[i].eq(0) for i in shares]
+        m.d.comb += self.output.payload.eq(result[0] ^ result[1])
         return m

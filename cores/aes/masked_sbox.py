@@ -18,11 +18,13 @@ GF(2^4) over GF(2^2), the basis change derived there from the field definitions)
     a = a1 t + a0,  d = nu a1^2 + a0^2 + a1 a0,  a^-1 = (a1 d^-1) t + (a1 + a0) d^-1
 
 and d^-1 in GF(2^4) the same way one level down, where the inverse in GF(2^2) is the square
-(linear). The four non-linear steps are the four register stages of :class:`MaskedSBox`:
+(linear). The input mapped into the tower field, ``a``, is stage 0 of :class:`MaskedSBox`; the
+four non-linear steps are its stages 1 to 4:
 
 ======= ======================================================== ==============
 stage   registered                                               random bits
 ======= ======================================================== ==============
+0       ``a``, each share mapped into the tower basis                      0
 1       the four terms of ``a1 * a0`` (GF(2^4)); ``nu a1^2+a0^2``; ``a``  4
 2       the terms of ``d1 * d0`` (GF(2^2)); ``nu d1^2 + d0^2``; ``d``; ``a``    2
 3       the terms of ``e^-1 * d1`` and ``e^-1 * (d1+d0)`` (GF(2^2)); ``a``    2 + 2
@@ -31,8 +33,9 @@ stage   registered                                               random bits
 
 18 fresh bits per S-box, as in the paper's first-order S-box. The outputs of stage 4 are summed
 per domain and mapped back through the (linear) inverse basis change and the affine map of
-FIPS-197, the constant {63} added to share 0 only: the consumer registers them (the fifth
-register stage of the paper's five-cycle S-box is the state or key register of the core).
+FIPS-197, the constant {63} added to share 0 only, and the consumer registers them (the state
+or key register of a core). Stage 0 is there for glitches: without it the combinational cone of
+a stage-1 cross-domain product ``a1_0 * a0_1`` would read all bits of both input shares.
 The multiplier inputs are independently shared at each stage: the masks of ``a1`` and ``a0`` are
 disjoint halves of one uniform mask, and ``d``, ``e^-1`` and ``d^-1`` carry the fresh ``z`` of the
 stage that produced them.
@@ -51,11 +54,13 @@ from .boolean_sbox import _apply, _compose, _rows, tower_constants, tower_isomor
 from .sbox import affine
 
 
-__all__ = ["SBOX_RANDOM_BITS", "RANDOM_SLICES", "dom_mul", "masked_sbox", "MaskedSBox"]
+__all__ = ["SBOX_RANDOM_BITS", "STAGES", "RANDOM_SLICES", "dom_mul", "masked_sbox", "MaskedSBox"]
 
 
 #: Fresh random bits per S-box evaluation.
 SBOX_RANDOM_BITS = 18
+#: Register stages: stage 0 holds the input in the tower basis, stages 1..4 the products.
+STAGES = 5
 #: Where each stage's bits sit in the 18-bit ``random`` input: ``(start, width)`` for stages 1..4;
 #: stage 3 and 4 each take two ``z`` (one per multiplier), low one first.
 RANDOM_SLICES = ((0, 4), (4, 2), (6, 4), (10, 8))
@@ -172,13 +177,14 @@ def field_mul(a, b, level):
 
 
 class MaskedSBox(wiring.Component):
-    """The DOM-indep first-order masked AES S-box: two shares in, two shares out, four register
+    """The DOM-indep first-order masked AES S-box: two shares in, two shares out, five register
     stages, 18 fresh random bits per evaluation.
 
     Each stage's registers load on an edge where its bit of ``advance`` is high and hold
     otherwise, so a core can run the stages one per cycle (taking each stage's random bits on its
-    own edge) and stall them. An input held for edges with ``advance`` = 1, 2, 4, 8 in turn gives
-    its S-box value on ``o0 ^ o1`` after the fourth, combinationally from the stage-4 registers.
+    own edge) and stall them. An input held for the edge with ``advance`` = 1 (stage 0 takes it),
+    then edges with ``advance`` = 2, 4, 8, 16 gives its S-box value on ``o0 ^ o1`` after the fifth
+    edge, combinationally from the stage-4 registers.
 
     Members
     -------
@@ -186,15 +192,15 @@ class MaskedSBox(wiring.Component):
         The shares of the input byte (bit 0 the coefficient of x^0, as in FIPS-197).
     random : ``In(18)``
         Fresh bits, each stage reading its slice of :data:`RANDOM_SLICES` on the edge it loads.
-    advance : ``In(4)``
-        Bit ``k`` high: stage ``k + 1`` loads on this edge.
+    advance : ``In(5)``
+        Bit ``k`` high: stage ``k`` loads on this edge.
     o0, o1 : ``Out(8)``
         The shares of ``SBOX[i0 ^ i1]``, from the stage-4 registers through linear maps only.
     """
     i0: In(8)
     i1: In(8)
     random: In(SBOX_RANDOM_BITS)
-    advance: In(4)
+    advance: In(STAGES)
     o0: Out(8)
     o1: Out(8)
 
@@ -205,7 +211,7 @@ class MaskedSBox(wiring.Component):
 
         def register(stage, name, width, value):
             reg = Signal(width, name=f"s{stage}_{name}")
-            with m.If(self.advance[stage - 1]):
+            with m.If(self.advance[stage]):
                 m.d.sync += reg.eq(value)
             return reg
 
@@ -219,28 +225,43 @@ class MaskedSBox(wiring.Component):
         def shares_of(stage, name, width, values):
             return [register(stage, f"{name}{i}", width, values[i]) for i in range(2)]
 
+        def wire(name, width, value):
+            # A named signal for each intermediate (also keeps the simulator's expressions small).
+            signal = Signal(width, name=name)
+            m.d.comb += signal.eq(value)
+            return signal
+
+        def wires(name, width, values):
+            return [wire(f"{name}{i}", width, values[i]) for i in range(2)]
+
+        # Stage 0: each share mapped into the tower field and registered, so that no
+        # combinational path of a stage-1 cross-domain product reaches both input shares.
+        a = shares_of(0, "a", 8, [linear_map(maps["in"], s, 8) for s in (self.i0, self.i1)])
         # Stage 1.
-        a = [linear_map(maps["in"], s, 8) for s in (self.i0, self.i1)]
         p = dom(1, "p", [s[4:] for s in a], [s[:4] for s in a], z[0], 2)
         n8 = shares_of(1, "n", 4, [linear_map(maps["norm8"], s, 4) for s in a])
         a_1 = shares_of(1, "a", 8, a)
-        d = [p[i] ^ n8[i] for i in range(2)]
+        d = wires("d", 4, [p[i] ^ n8[i] for i in range(2)])
         # Stage 2.
         q = dom(2, "q", [s[2:] for s in d], [s[:2] for s in d], z[1], 1)
         n4 = shares_of(2, "n", 2, [linear_map(maps["norm4"], s, 2) for s in d])
         d_2 = shares_of(2, "d", 4, d)
         a_2 = shares_of(2, "a", 8, a_1)
-        e_inverse = [linear_map(maps["square2"], q[i] ^ n4[i], 2) for i in range(2)]
+        e = wires("e", 2, [q[i] ^ n4[i] for i in range(2)])
+        e_inverse = wires("e_inverse", 2, [linear_map(maps["square2"], s, 2) for s in e])
         # Stage 3.
+        d_sum = wires("d_sum", 2, [s[2:] ^ s[:2] for s in d_2])
         high = dom(3, "h", e_inverse, [s[2:] for s in d_2], z[2][:2], 1)
-        low = dom(3, "l", e_inverse, [s[2:] ^ s[:2] for s in d_2], z[2][2:], 1)
+        low = dom(3, "l", e_inverse, d_sum, z[2][2:], 1)
         a_3 = shares_of(3, "a", 8, a_2)
-        d_inverse = [Cat(low[i], high[i]) for i in range(2)]
+        d_inverse = wires("d_inverse", 4, [Cat(low[i], high[i]) for i in range(2)])
         # Stage 4.
+        a_sum = wires("a_sum", 4, [s[4:] ^ s[:4] for s in a_3])
         high = dom(4, "h", d_inverse, [s[4:] for s in a_3], z[3][:4], 2)
-        low = dom(4, "l", d_inverse, [s[4:] ^ s[:4] for s in a_3], z[3][4:], 2)
+        low = dom(4, "l", d_inverse, a_sum, z[3][4:], 2)
+        inverse = wires("inverse", 8, [Cat(low[i], high[i]) for i in range(2)])
         m.d.comb += [
-            self.o0.eq(linear_map(maps["out"], Cat(low[0], high[0]), 8) ^ affine(0)),
-            self.o1.eq(linear_map(maps["out"], Cat(low[1], high[1]), 8)),
+            self.o0.eq(linear_map(maps["out"], inverse[0], 8) ^ affine(0)),
+            self.o1.eq(linear_map(maps["out"], inverse[1], 8)),
         ]
         return m
