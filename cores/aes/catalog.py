@@ -113,7 +113,7 @@ CATALOG = (
         report_defaults=("aes-bram-128", "aes-bram-128:decrypt=no")),
     _aes_entry(
         name="aes-masked", title="AES-masked", component=MaskedAES,
-        description="first-order domain-oriented masking (two shares, 16 + 4 DOM S-boxes, five "
+        description="first-order domain-oriented masking (two shares, 16 + 4 DOM S-boxes, six "
                     "cycles a round), encrypt-only; 160/192/256 random bits a cycle",
         options=(CoreOption("decrypt", bool, False, (False,),
                             "encrypt-only: there is no masked inverse S-box"),),
