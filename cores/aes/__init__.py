@@ -3,9 +3,11 @@
 from .bram import BlockRamAES
 from .compact import CompactAES
 from .core import AES
+from .masked import MaskedAES
 from .pipelined import PipelinedAES
 from .ttable import TTableAES
 from .catalog import CATALOG
 
 
-__all__ = ["AES", "PipelinedAES", "TTableAES", "CompactAES", "BlockRamAES", "CATALOG"]
+__all__ = ["AES", "PipelinedAES", "TTableAES", "CompactAES", "BlockRamAES", "MaskedAES",
+           "CATALOG"]
