@@ -15,10 +15,11 @@ from cipher_cores.cores.aes.masked_sbox import SBOX_RANDOM_BITS, STAGES, MaskedS
 from cipher_cores.cores.aes.sbox import SBOX
 from cipher_cores.cores.aes.transforms import ROUNDS
 from cipher_cores.cores.aes.vectors import FIPS197_VECTORS
+from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
 
-from .support.helpers import aes_oracle
+from .support.helpers import expected_results, random_operations
 from .support.nist import AESAVS_KINDS, aesavs_ecb_vectors
 from .support.masked_feed import MaskedRun, Segment, simulate_masked
 
@@ -102,17 +103,9 @@ class Plan(NamedTuple):
     ranges: dict
     expected: list
 
-
-def _operations_and_expected(key_bits, rng, keys, blocks_per_key):
-    operations, expected = [], []
-    for _ in range(keys):
-        key = rng.getrandbits(key_bits)
-        operations.append(LoadKey(key))
-        for _ in range(blocks_per_key):
-            block = rng.getrandbits(128)
-            operations.append(Process(block, False))
-            expected.append(aes_oracle(key, key_bits, block, False))
-    return operations, expected
+    def part(self, name: str) -> tuple:
+        """The results of part ``name`` and the answers expected."""
+        return self.run.results[self.ranges[name]], self.expected[self.ranges[name]]
 
 
 @pytest.fixture(scope="module", params=[
@@ -128,9 +121,12 @@ def plan(request):
     # A second block under the last key, back to back, for the initiation interval.
     fips.append(Process(vectors[-1].plaintext, False))
     fips_expected = [v.ciphertext for v in vectors] + [vectors[-1].ciphertext]
-    fresh, fresh_expected = _operations_and_expected(key_bits, rng, 2, 2)
-    zero, zero_expected = _operations_and_expected(key_bits, rng, 1, 2)
-    gaps, gaps_expected = _operations_and_expected(key_bits, rng, 1, 2)
+    # Random blocks in random directions: the encrypt-only core encrypts every one.
+    config = get_core("aes-masked").config(key_bits)
+    fresh, zero, gaps = (random_operations(config, rng, keys=keys, blocks_per_key=2)
+                         for keys in (2, 1, 1))
+    fresh_expected, zero_expected, gaps_expected = (expected_results(config, operations)
+                                                    for operations in (fresh, zero, gaps))
     segments = [Segment(fips + fresh), Segment(zero, zero_random=True),
                 Segment(gaps, random_gap=0.35)]
     sizes = [len(fips_expected), len(fresh_expected), len(zero_expected), len(gaps_expected)]
@@ -143,23 +139,24 @@ def plan(request):
 
 
 def test_fips197_vectors(plan):
-    part = plan.ranges["fips"]
-    assert plan.run.results[part] == plan.expected[part]
+    results, expected = plan.part("fips")
+    assert results == expected
 
 
 def test_random_keys_and_blocks_match_pycryptodome(plan):
-    part = plan.ranges["fresh"]
-    assert plan.run.results[part] == plan.expected[part]
+    results, expected = plan.part("fresh")
+    assert results == expected
 
 
 def test_all_zero_randomness_gives_the_right_result(plan):
-    part = plan.ranges["zero"]
-    assert plan.run.results[part] == plan.expected[part]
+    results, expected = plan.part("zero")
+    assert results == expected
 
 
 def test_random_valid_gaps_stall_the_core_and_change_no_result(plan):
+    results, expected = plan.part("gaps")
+    assert results == expected
     part = plan.ranges["gaps"]
-    assert plan.run.results[part] == plan.expected[part]
     core = MaskedAES(plan.key_bits)
     latencies = [o - i for i, o in zip(plan.run.input_edges[part], plan.run.output_edges[part])]
     assert all(latency > core.latency for latency in latencies)
