@@ -138,18 +138,12 @@ def plan(request):
                 fips_expected + fresh_expected + zero_expected + gaps_expected)
 
 
-def test_fips197_vectors(plan):
-    results, expected = plan.part("fips")
-    assert results == expected
-
-
-def test_random_keys_and_blocks_match_pycryptodome(plan):
-    results, expected = plan.part("fresh")
-    assert results == expected
-
-
-def test_all_zero_randomness_gives_the_right_result(plan):
-    results, expected = plan.part("zero")
+@pytest.mark.parametrize("part", [
+    pytest.param("fips", id="fips197-vectors"),
+    pytest.param("fresh", id="random-keys-and-blocks-match-pycryptodome"),
+    pytest.param("zero", id="all-zero-randomness-gives-the-right-result")])
+def test_results(plan, part):
+    results, expected = plan.part(part)
     assert results == expected
 
 
