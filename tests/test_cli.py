@@ -561,7 +561,8 @@ def test_help_lists_every_command(capsys):
         main(["--help"])
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()
               if line.startswith("    ") and line.split()]
-    assert set(commands.choices) == {"build", "report", "export", "regmap", "soc", "demo", "list"}
+    assert set(commands.choices) == {"build", "report", "export", "regmap", "soc", "demo", "list",
+                                     "leakage", "faults"}
     assert set(commands.choices) <= set(listed)
 
 
