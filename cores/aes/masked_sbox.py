@@ -21,15 +21,12 @@ and d^-1 in GF(2^4) the same way one level down, where the inverse in GF(2^2) is
 (linear). The input mapped into the tower field, ``a``, is stage 0 of :class:`MaskedSBox`; the
 four non-linear steps are its stages 1 to 4:
 
-======= ======================================================== ==============
-stage   registered                                               random bits
-======= ======================================================== ==============
-0       ``a``, each share mapped into the tower basis                      0
-1       the four terms of ``a1 * a0`` (GF(2^4)); ``nu a1^2+a0^2``; ``a``  4
-2       the terms of ``d1 * d0`` (GF(2^2)); ``nu d1^2 + d0^2``; ``d``; ``a``    2
-3       the terms of ``e^-1 * d1`` and ``e^-1 * (d1+d0)`` (GF(2^2)); ``a``    2 + 2
-4       the terms of ``d^-1 * a1`` and ``d^-1 * (a1+a0)`` (GF(2^4))        4 + 4
-======= ======================================================== ==============
+* stage 0: ``a``, each share mapped into the tower basis (no random bits);
+* stage 1: the four terms of ``a1 * a0`` (GF(2^4)), ``nu a1^2 + a0^2``, ``a`` (4 bits);
+* stage 2: the terms of ``d1 * d0`` (GF(2^2)), ``nu d1^2 + d0^2``, ``d``, ``a`` (2 bits);
+* stage 3: the terms of ``e^-1 * d1`` and ``e^-1 * (d1 + d0)`` (GF(2^2), ``e^-1 = e^2``),
+  ``a`` (2 + 2 bits);
+* stage 4: the terms of ``d^-1 * a1`` and ``d^-1 * (a1 + a0)`` (GF(2^4)) (4 + 4 bits).
 
 18 fresh bits per S-box, as in the paper's first-order S-box. The outputs of stage 4 are summed
 per domain and mapped back through the (linear) inverse basis change and the affine map of
