@@ -45,11 +45,10 @@ class MaskedAES(AESCipher):
     on the key schedule's SubWord. A key is split into two shares on its transfer
     (``k0 = key ^ r``, ``k1 = r``), a block on its transfer (``s0 = block ^ r ^ k0``,
     ``s1 = r ^ k1``), with bits of the ``random`` stream; ShiftRows, MixColumns, AddRoundKey,
-    RotWord, Rcon and the key schedule's XORs act on each share alone; the two shares of the state
-    are XORed only at the output, gated by ``output.valid`` so that no intermediate state is ever
-    recombined, not even in logic: the last round also writes its shares into two output
-    registers, zero at every other time, and the output is their XOR. No register holds an
-    unmasked value other than the control and, while it is offered, the result.
+    RotWord, Rcon and the key schedule's XORs act on each share alone. The shares meet only at
+    the output, and no intermediate state is ever recombined, not even in logic: the last round
+    also writes its shares into two output registers, zero at every other time, and the output is
+    their XOR. No register holds an unmasked value other than the control.
 
     What is claimed: first-order security in the glitch-robust probing model of the DOM papers,
     by their construction (each cross-domain product remasked with fresh bits and registered
@@ -79,7 +78,8 @@ class MaskedAES(AESCipher):
     * Random bits per block: 6 Nr + 1 transfers of :func:`masked_random_bits` bits (160, 192,
       256); of them the block's split uses 128, and each round uses 20 x 18 = 360 (each S-box
       stage 1 to 4 reads its own slice, 4, 2, 4 and 8 bits, of its S-box's 8-bit field of the
-      transfer on its edge): 128 + 360 Nr in all (3,728 for AES-128). A key transfer uses ``key_bits``.
+      transfer on its edge): 128 + 360 Nr in all (3,728 for AES-128). A key transfer uses
+      ``key_bits`` bits.
 
     Parameters
     ----------
