@@ -28,8 +28,9 @@ resistance validation", NIST NIAT 2011): key ``0123456789abcdef123456789abcdef0`
 is ``int.from_bytes`` of the FIPS-197 bytes; a PRESENT-80 key is ``k79..k0``, the first 80 bits).
 A run checks that the netlist's output for the fixed block is the reference model's ciphertext.
 
-The evaluator was measured against CXXRTL with ``debug_items`` toggle counting: see
-``docs/leakage.md``.
+``--control`` (random versus random) checks the test itself; ``--probe CYCLE`` gives the t of each
+net's toggles in one cycle, to find what leaks. Figures, and what a pass does and does not show:
+``docs/masking.md``, section "Leakage assessment".
 """
 
 from __future__ import annotations
