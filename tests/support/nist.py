@@ -8,6 +8,7 @@ from cipher_cores.cores.cavp import parse_rsp
 
 
 __all__ = ["AesVector", "split_blocks", "parse_rsp", "aesavs_ecb_path", "aesavs_ecb_vectors",
+           "aesavs_ecb_encrypt_operations",
            "MctRecord", "aesavs_mct_path", "aesavs_mct_records", "OUTER", "INNER", "next_key"]
 
 
@@ -105,6 +106,20 @@ def aesavs_ecb_operations(kind: str, key_bits: int) -> tuple:
         operations += [Process(block, vector.decrypt) for block in vector.given]
         expected += vector.expected
     return operations, list(expected)
+
+
+def aesavs_ecb_encrypt_operations(key_bits: int) -> tuple:
+    """The encrypt sections of every AESAVS ECB file of ``key_bits`` (in :data:`AESAVS_KINDS`
+    order) as operations, each vector's key loaded before its blocks, and the ciphertexts
+    expected: what an encrypt-only core must pass."""
+    from cipher_cores.cores.sim import LoadKey, Process
+    operations, expected = [], []
+    for kind in AESAVS_KINDS:
+        for vector in aesavs_ecb_vectors(kind, key_bits):
+            if not vector.decrypt:
+                operations += [LoadKey(vector.key)] + [Process(b, False) for b in vector.given]
+                expected += vector.expected
+    return operations, expected
 
 
 @dataclass(frozen=True)
