@@ -20,7 +20,7 @@ from cipher_cores.cores.interface import BlockCipherSignature
 from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
 
 from .support.helpers import expected_results, random_operations
-from .support.nist import AESAVS_KINDS, aesavs_ecb_vectors
+from .support.nist import aesavs_ecb_encrypt_operations
 from .support.masked_feed import MaskedRun, Segment, simulate_masked
 
 
@@ -205,12 +205,7 @@ def test_aesavs_ecb_encrypt_sections(key_bits):
     """The encrypt sections of every AESAVS ECB file (GFSbox, KeySbox, VarKey, VarTxt, MMT) on
     the compiled simulator, which feeds the random stream fresh words (minutes to compile, once
     per netlist: the model is cached)."""
-    operations, expected = [], []
-    for kind in AESAVS_KINDS:
-        for vector in aesavs_ecb_vectors(kind, key_bits):
-            if not vector.decrypt:
-                operations += [LoadKey(vector.key)] + [Process(b, False) for b in vector.given]
-                expected += vector.expected
+    operations, expected = aesavs_ecb_encrypt_operations(key_bits)
     run = simulate_cipher(MaskedAES(key_bits), operations, backend="cxxrtl")
     assert run.results == expected
     assert run.output.violations == []
