@@ -219,15 +219,21 @@ class DeviceForm(TwoLanePipelinedAES):
         return Fragment.get(super().elaborate(self.platform), self.platform)
 
 
-def test_ecp5_85f_floorplan_puts_each_round_s_16_rams_side_by_side():
-    """The 162 DP16KD instances: each round's 16 side by side on the floorplan, lane 0's first,
-    the key expansion's 2 last."""
+def test_ecp5_85f_floorplan_gives_each_lane_two_ram_rows():
+    """The 162 DP16KD instances: each lane laid out in half of the floorplan's snake (rows 82
+    and 70, rows 46 and 22) as the one-lane core is in the whole (6 rounds a row, each round's 8
+    RAMs side by side), the key expansion's 2 after lane 0's rounds."""
     platform = SimulationPlatform("ecp5", "LFE5U-85F")
     Fragment.get(DeviceForm(128, platform), None)
     assert platform.count("DP16KD") == len(platform.cells) == 162
-    sites = fpga.floorplan(platform, "aes.pipelined").sites("rams", 162)
+    snake = fpga.floorplan(platform, "aes.pipelined").sites("rams")
     # Made in this order: the key expansion's 2, then round after round, lane 0 then lane 1.
-    assert platform.sites == sites[160:] + sites[:160]
+    rounds = [snake[96 * lane + 8 * (r - 1) + i]
+              for r in range(1, 11) for lane in range(2) for i in range(8)]
+    assert platform.sites == snake[80:82] + rounds
+    rows = [{site.split("/")[1] for site in platform.sites[2 + 16 * (r - 1) + 8 * lane:][:8]}
+            for r in (1, 6, 7, 10) for lane in range(2)]
+    assert rows == [{"Y82"}, {"Y46"}, {"Y82"}, {"Y46"}, {"Y70"}, {"Y22"}, {"Y70"}, {"Y22"}]
 
 
 @pytest.mark.slow

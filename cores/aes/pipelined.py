@@ -257,20 +257,38 @@ class PipelinedAES(AESCipher):
         # Where the die has a floorplan (the ECP5 85F), the RAMs go in a row, round after round,
         # then the key's two: left to itself, nextpnr scattered each round's RAMs over the die
         # (91 MHz, every critical path a route of 4 to 6 ns between a round's RAMs).
-        # With two lanes each round's 16 RAMs are neighbours, lane 0's first; where the
-        # floorplan has too few sites (two lanes of AES-192 or AES-256) the placer chooses.
+        # With two lanes each lane has half of the floorplan's snake (two RAM rows) and is laid
+        # out in it as one lane in the whole, the key's two RAMs after lane 0's rounds (with
+        # each round's 16 RAMs side by side in one row, the route from a round to the next
+        # was 4 groups of RAMs long: 159 MHz); where the floorplan has too few sites (two lanes
+        # of AES-192 or AES-256) the placer chooses.
         lanes = self._lanes
+        suffixes = [""] if lanes == 1 else [f"_lane{lane}" for lane in range(lanes)]
         sites = [None] * self.block_rams
         floorplan = fpga.floorplan(platform, "aes.pipelined")
-        if floorplan is not None and len(floorplan.sites("rams")) >= self.block_rams:
+        if floorplan is not None and lanes == 1:
             sites = floorplan.sites("rams", self.block_rams)
+        elif floorplan is not None and 8 * nr + 2 <= len(floorplan.sites("rams")) // lanes:
+            snake, half = floorplan.sites("rams"), len(floorplan.sites("rams")) // lanes
+            sites = [snake[half * lane + 8 * (r - 1) + i]
+                     for r in range(1, nr + 1) for lane in range(lanes) for i in range(8)]
+            sites += snake[8 * nr:8 * nr + 2]
 
         round_keys = self._key_expansion(m, load_key, settled, settled_next,
                                          sites[8 * nr * lanes:])
+        # Lanes after the first read registered copies of round keys 1 to Nr, which placement
+        # can put by their lane's RAMs (one copy for both lanes, midway between their rows, was
+        # the critical path: 182 MHz). A copy is a cycle late, which no block sees: round 1's
+        # key is read three edges after the block's first (and stage 0 reads the chain).
+        lane_keys = [round_keys]
+        for suffix in suffixes[1:]:
+            copies = [Signal(128, name=f"round_key_{r}{suffix}", reset_less=True)
+                      for r in range(1, nr + 1)]
+            m.d.sync += [copy.eq(key) for copy, key in zip(copies, round_keys[1:])]
+            lane_keys.append([round_keys[0]] + copies)
 
         # Stage 0: the block and round key 0. The datapath registers have no reset: only the
         # valid bits say what they hold. Block 0 (lane 0) is the most significant.
-        suffixes = [""] if lanes == 1 else [f"_lane{lane}" for lane in range(lanes)]
         states = [Signal(128, name=f"stage_0{suffix}", reset_less=True) for suffix in suffixes]
         blocks = [self.input.payload.block[128 * (lanes - 1 - lane):128 * (lanes - lane)]
                   for lane in range(lanes)]
@@ -288,7 +306,7 @@ class PipelinedAES(AESCipher):
             for r in rounds:
                 for lane, suffix in enumerate(suffixes):
                     first = 8 * ((r - 1) * lanes + lane)
-                    states[lane] = self._round(m, r, states[lane], round_keys[r], run,
+                    states[lane] = self._round(m, r, states[lane], lane_keys[lane][r], run,
                                                sites[first:first + 8], suffix)
             ready = self.output.ready if last_section else runs[k + 1]
             head_valid, states, spare_valid_next = self._section_end(
@@ -528,15 +546,16 @@ class PipelinedAES(AESCipher):
 class TwoLanePipelinedAES(PipelinedAES):
     """:class:`PipelinedAES` with two lanes: two blocks per clock, 256 bits per transfer.
 
-    Two pipelines side by side, moved by the same enables and valid bits, read one copy of the
-    round keys (one key expansion). Each transfer of ``input`` and ``output`` carries two blocks:
+    Two pipelines side by side, moved by the same enables and valid bits, share one key
+    expansion: lane 0 reads the round keys from the key-word chain, lane 1 from a registered copy
+    of them (one cycle late, before any block can use them). Each transfer of ``input`` and ``output`` carries two blocks:
     block 0 in the most significant 128 bits (``block[128:256]``), block 1 in the least, each
     ``int.from_bytes(fips197_block_bytes, "big")``; the reference model is ECB of the two blocks
     under the one key. Latency, initiation interval and key load are those of
     :class:`PipelinedAES`; the core needs ``16 Nr + 2`` block RAMs (162 for AES-128, which the ECP5
-    85F has: its floorplan puts each round's 16 RAMs side by side, lane 0's first, the key
-    expansion's 2 after them; AES-192 and AES-256 need more RAM sites than the floorplan has and
-    are placed by nextpnr).
+    85F has: each lane gets half of the floorplan's snake, rows 82 and 70 for lane 0, rows 46 and
+    22 for lane 1, laid out as the one-lane core is in the whole, the key expansion's 2 after lane
+    0's rounds; AES-192, 194 RAMs, is placed by nextpnr; AES-256, 226, fits no ECP5).
 
     Parameters
     ----------
