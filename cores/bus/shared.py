@@ -5,7 +5,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
-from ..cipher import BlockCipher, check_block_cipher
+from ..cipher import BlockCipher, check_block_cipher, check_unmasked
 
 
 __all__ = ["CoreSelect", "CorePort", "SharedCore"]
@@ -38,7 +38,7 @@ class CoreSelect(BlockCipher):
         if not cores:
             raise ValueError("cores must hold at least one core")
         for index, core in enumerate(cores):
-            check_block_cipher(core, f"cores[{index}]")
+            check_unmasked(check_block_cipher(core, f"cores[{index}]"), "CoreSelect")
         if any(core.block_bits != cores[0].block_bits for core in cores):
             raise ValueError("all cores must have the same block size")
         self._cores = cores
@@ -141,7 +141,7 @@ class SharedCore(wiring.Component):
         The port in use.
     """
     def __init__(self, core, *, users: int = 2):
-        check_block_cipher(core, "core")
+        check_unmasked(check_block_cipher(core, "core"), "SharedCore")
         if not isinstance(users, int) or isinstance(users, bool):
             raise TypeError(f"users must be an integer, not {users!r}")
         if users < 2:

@@ -8,7 +8,7 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..cipher import BlockCipher, check_block_cipher
+from ..cipher import BlockCipher, check_block_cipher, check_unmasked
 from .ghash import GHASH, check_digit_bits, check_multiplier
 
 
@@ -189,7 +189,7 @@ class GCM(wiring.Component):
     """
     def __init__(self, core, *, digit_bits: int = 16, multiplier: str = "auto",
                  depth: int | None = None):
-        check_block_cipher(core, "core")
+        check_unmasked(check_block_cipher(core, "core"), "GCM")
         if core.block_bits != 128:
             raise ValueError(f"core must have 128-bit blocks, not {core.block_bits}-bit ones")
         check_digit_bits(digit_bits, check_multiplier(multiplier))

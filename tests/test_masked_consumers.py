@@ -1,0 +1,43 @@
+# amaranth: UnusedElaboratable=no
+"""A masked core (``random_bits`` > 0) waits for random bits on its ``random`` stream. Every
+wrapper that does not pass such a stream through refuses one at construction, with a
+``ValueError`` naming itself, instead of building a design that would wait forever."""
+
+import pytest
+
+from cipher_cores.cores.axis import AXIStreamCipher
+from cipher_cores.cores.bus import CipherPeripheral, CoreSelect, SharedCore
+from cipher_cores.cores.catalog import parse_config
+from cipher_cores.cores.gcm import GCM
+from cipher_cores.cores.modes import ModeOfOperation
+from cipher_cores.cores.selftest import SelfTest
+
+
+CONSUMERS = {
+    "AXIStreamCipher": lambda core: AXIStreamCipher(core),
+    "CipherPeripheral": lambda core: CipherPeripheral(core),
+    "ModeOfOperation": lambda core: ModeOfOperation(core),
+    "GCM": lambda core: GCM(core),
+    "CoreSelect": lambda core: CoreSelect([core]),
+    "SharedCore": lambda core: SharedCore(core),
+    "SelfTest": lambda core: SelfTest(core, vectors=[(0, 0, 0, 0)], loop_key=0, loop_blocks=1, check_value=0,
+                                      check_blocks=1),
+}
+
+
+# GCM takes AES only (a 64-bit PRESENT is refused for its block size first).
+@pytest.mark.parametrize("consumer, masked", [
+    (consumer, masked) for consumer in CONSUMERS
+    for masked in ("aes-masked-128", "present-masked-80")
+    if not (consumer == "GCM" and masked.startswith("present"))])
+def test_a_wrapper_without_a_random_source_refuses_a_masked_core(consumer, masked):
+    core = parse_config(masked).build()
+    assert core.random_bits > 0
+    with pytest.raises(ValueError, match=f"^{consumer} cannot feed the random stream of a "
+                                         f"masked core yet"):
+        CONSUMERS[consumer](core)
+
+
+@pytest.mark.parametrize("consumer", list(CONSUMERS))
+def test_the_same_wrapper_takes_the_unmasked_core(consumer):
+    CONSUMERS[consumer](parse_config("aes-128").build())
