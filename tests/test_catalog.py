@@ -58,8 +58,8 @@ def third_cipher_package(tmp_path, monkeypatch):
 def test_a_new_cipher_package_is_found_without_touching_anything_else(third_cipher_package):
     entries = cipher_cores.cores.catalog.catalog()
     # Packages in alphabetical order, each package's entries in its own order.
-    assert list(entries) == ["aes", "aes-pipelined", "aes-ttable", "aes-compact", "aes-bram",
-                             "present", "present-keytable", "present-serial", "present-bram",
+    assert list(entries) == ["aes", "aes-pipelined", "aes-pipelined2x", "aes-ttable",
+                             "aes-compact", "aes-bram", "aes-masked", "present", "present-keytable", "present-serial", "present-bram",
                              "present-pipelined", "present-masked", "xor16"]
     config = parse_config("xor16:lanes=2")
     assert (config.label, config.text) == ("XOR16-16 (lanes=2)", "xor16-16:lanes=2")

@@ -28,7 +28,7 @@ from cipher_cores.cores.sim import LoadKey
 from .support.cell_models import SimulationPlatform
 from .support.gcm_oracle import check_against_pycryptodome, pycryptodome_gcm, random_operations
 from .support.gcm_vectors import KINDS, gcm_vectors, representative
-from .support.helpers import stream_put, ticks
+from .support.helpers import is_masked, stream_put, ticks
 
 
 KEY_SIZES = (128, 192, 256)
@@ -615,8 +615,11 @@ def test_other_aes_configurations():
 
 
 def catalog_ciphers_128():
+    """The 128-bit architectures, but the masked ones: GCM cannot feed their random stream yet,
+    and refuses them (tests/test_masked_consumers.py)."""
     from cipher_cores.cores.catalog import catalog
-    return [name for name, entry in catalog().items() if entry.block_bits == 128]
+    return [name for name, entry in catalog().items()
+            if entry.block_bits == 128 and not is_masked(entry.config())]
 
 
 @pytest.mark.parametrize("name", catalog_ciphers_128())

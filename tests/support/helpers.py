@@ -32,7 +32,7 @@ __all__ = [
     "vector_operations", "ticks", "wait_for", "pulse_reset", "run_testbench", "contract_monitor",
     "ContractRun", "run_with_contract", "key_groups", "check_idle_without_key", "check_one_block",
     "check_output_holds", "check_key_load_cycles", "present_configurations", "direction_changes",
-    "RandomRun", "random_run", "is_masked", "SKIP_MASKED",
+    "RandomRun", "random_run", "is_masked",
 ]
 
 
@@ -435,7 +435,3 @@ def is_masked(config) -> bool:
     core._MustUse__silence = True       # built only to read its signature
     return core.random_bits > 0
 
-
-#: The mark of a catalog-wide test whose harness cannot feed a masked core's ``random`` stream
-#: yet (the harness refuses such a core with a ValueError).
-SKIP_MASKED = pytest.mark.skip(reason="this harness cannot feed a masked core's random stream yet")
