@@ -556,7 +556,9 @@ def test_random_messages_with_stalls(multiplier):
     check_against_pycryptodome(run, expected)
 
 
-@pytest.mark.parametrize("key_bits", KEY_SIZES)
+#: AES-128 in the default run; 192 and 256 bits (half a minute each to compile) with -m slow.
+@pytest.mark.parametrize("key_bits", [
+    pytest.param(bits, marks=pytest.mark.slow if bits != 128 else ()) for bits in KEY_SIZES])
 def test_random_messages_with_stalls_compiled(key_bits):
     """Compiled simulator: 150 random messages each way under random gaps and back-pressure."""
     rng = random.Random(key_bits)

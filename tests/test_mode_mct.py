@@ -35,6 +35,10 @@ MODES = {Mode.CBC: "CBC", Mode.CFB: "CFB128", Mode.OFB: "OFB"}
 directions = pytest.mark.parametrize("decrypt", [False, True], ids=["encrypt", "decrypt"])
 key_sizes = pytest.mark.parametrize("key_bits", KEY_SIZES, ids=lambda bits: f"aes{bits}")
 modes = pytest.mark.parametrize("mode", list(MODES), ids=lambda mode: MODES[mode])
+#: The hardware runs CBC in the default run and CFB and OFB (a compiled model each) with -m slow.
+hardware_modes = pytest.mark.parametrize("mode", [
+    pytest.param(mode, id=name, marks=pytest.mark.slow if mode is not Mode.CBC else ())
+    for mode, name in MODES.items()])
 
 
 def nist_records(mode, key_bits, decrypt):
@@ -132,7 +136,7 @@ core_key_sizes = pytest.mark.parametrize("key_bits", [
     for bits in KEY_SIZES])
 
 
-@modes
+@hardware_modes
 @core_key_sizes
 @directions
 def test_mode_and_core_pass_the_nist_file(mode, key_bits, decrypt):

@@ -42,7 +42,7 @@ def runs_on_both_backends(core, operations, **kwargs):
 #: unrolled, or pipelined), and CI starts with an empty cache. The default run checks these, one
 #: of each architecture, S-box kind and direction set; ``-m slow`` checks every catalog
 #: configuration.
-DEFAULT_RUN = {"aes-128", "aes-192:sbox=boolean", "present-80", "present-128:decrypt=no",
+DEFAULT_RUN = {"aes-128", "aes-192:sbox=boolean", "present-80", "present-80:decrypt=no",
                "present-80:rounds_per_cycle=4", "present-serial-80", "aes-pipelined-128",
                "aes-ttable-128", "aes-compact-128"}
 CONFIGS = [pytest.param(config, id=config.slug,
