@@ -21,7 +21,8 @@ from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
 
 from .support.helpers import (LoadKey, Process, aes_oracle, check_idle_without_key,
-                              check_key_load_cycles, key_groups, pulse_reset, run_testbench,
+                              check_key_load_cycles, ecb_encryptions, encrypt_only_operations,
+                              key_groups, pulse_reset, run_testbench,
                               simulate_cipher, stream_get, stream_put)
 from .support.nist import aesavs_ecb_vectors
 from .support.cell_models import SimulationPlatform
@@ -35,26 +36,6 @@ def pipelined_config(key_bits=128):
     return get_core("aes-pipelined").config(key_bits)
 
 
-def encryptions(operations, key_bits) -> list:
-    """pycryptodome's encryption of every block of ``operations`` (the core encrypts every block,
-    whatever its ``decrypt`` bit says)."""
-    results, key = [], None
-    for op in operations:
-        if isinstance(op, LoadKey):
-            key = op.key
-        else:
-            results.append(aes_oracle(key, key_bits, op.block, False))
-    return results
-
-
-def random_operations(rng, key_bits, *, keys, blocks_per_key):
-    operations = []
-    for index in range(keys):
-        key = [0, (1 << key_bits) - 1][index] if index < 2 else rng.getrandbits(key_bits)
-        operations.append(LoadKey(key))
-        operations += [Process(rng.getrandbits(128), rng.random() < 0.5)
-                       for _ in range(blocks_per_key)]
-    return operations
 
 
 # Constructor, parameters and figures.
@@ -172,9 +153,9 @@ def test_aesavs_ecb_files(key_bits):
 
 def test_random_keys_blocks_gaps_and_back_pressure_match_pycryptodome():
     rng = random.Random("pipelined-differential")
-    operations = random_operations(rng, 128, keys=3, blocks_per_key=12)
+    operations = encrypt_only_operations(rng, 128, keys=3, transfers_per_key=12)
     run = simulate_cipher(PipelinedAES(128), operations, rng=rng, max_gap=2, max_stall=4)
-    assert run.results == encryptions(operations, 128)
+    assert run.results == ecb_encryptions(operations, 128)
     assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
     assert max(run.latencies) > PipelinedAES(128).latency     # back-pressure did delay results
 
@@ -184,10 +165,10 @@ def test_random_keys_blocks_gaps_and_back_pressure_match_pycryptodome():
 def test_long_random_run_with_stalls_matches_pycryptodome(key_bits):
     """Compiled: 16 keys of 200 blocks, random gaps and back-pressure."""
     rng = random.Random(f"pipelined-sweep-{key_bits}")
-    operations = random_operations(rng, key_bits, keys=16, blocks_per_key=200)
+    operations = encrypt_only_operations(rng, key_bits, keys=16, transfers_per_key=200)
     run = simulate_cipher(PipelinedAES(key_bits), operations, rng=rng, max_gap=2, max_stall=6,
                           backend="cxxrtl")
-    assert run.results == encryptions(operations, key_bits)
+    assert run.results == ecb_encryptions(operations, key_bits)
     assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
 
 
@@ -197,13 +178,14 @@ def test_long_random_run_with_stalls_matches_pycryptodome(key_bits):
 def full_speed_run():
     """AES-128 at full speed: three keys, 40 blocks each, compiled."""
     core = PipelinedAES(128)
-    operations = random_operations(random.Random("full-speed"), 128, keys=3, blocks_per_key=40)
+    operations = encrypt_only_operations(random.Random("full-speed"), 128, keys=3,
+                                         transfers_per_key=40)
     return core, operations, simulate_cipher(core, operations, backend="cxxrtl")
 
 
 def test_one_block_per_edge_at_the_stated_latency(full_speed_run):
     core, operations, run = full_speed_run
-    assert run.results == encryptions(operations, 128)
+    assert run.results == ecb_encryptions(operations, 128)
     assert run.latencies == [core.latency] * len(run.results)
     for _, blocks in key_groups(run, operations):
         for edges in zip(*blocks):
@@ -310,11 +292,11 @@ def test_ecp5_85f_form_with_a_model_of_dp16kd():
     vector = FIPS197_APPENDIX_C[0]
     rng = random.Random("ecp5-85f")
     operations = [LoadKey(vector.key), Process(vector.plaintext)]
-    operations += random_operations(rng, 128, keys=2, blocks_per_key=8)
+    operations += encrypt_only_operations(rng, 128, keys=2, transfers_per_key=8)
     platform = SimulationPlatform("ecp5", "LFE5U-85F")
     run = simulate_cipher(DeviceForm(128, platform), operations, rng=rng, max_gap=2,
                           max_stall=6)
-    assert run.results == encryptions(operations, 128)
+    assert run.results == ecb_encryptions(operations, 128)
     assert run.results[0] == vector.ciphertext
     assert platform.count("DP16KD") == len(platform.cells) == 82
     plan = fpga.floorplan(platform, "aes.pipelined")

@@ -23,7 +23,8 @@ from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
 
 from .support.cell_models import SimulationPlatform
-from .support.helpers import (LoadKey, Process, aes_oracle, check_key_load_cycles, key_groups,
+from .support.helpers import (LoadKey, Process, aes_oracle, check_key_load_cycles,
+                              ecb_encryptions, encrypt_only_operations, key_groups,
                               simulate_cipher)
 from .support.nist import aesavs_ecb_vectors
 
@@ -38,27 +39,6 @@ def pair(first: int, second: int) -> int:
     return first << 128 | second
 
 
-def encryptions(operations, key_bits) -> list:
-    """pycryptodome's encryption of both blocks of every transfer of ``operations``, each
-    block on its own (ECB), in the transfer's layout."""
-    results, key = [], None
-    for op in operations:
-        if isinstance(op, LoadKey):
-            key = op.key
-        else:
-            results.append(pair(aes_oracle(key, key_bits, op.block >> 128, False),
-                                aes_oracle(key, key_bits, op.block & MASK, False)))
-    return results
-
-
-def random_operations(rng, key_bits, *, keys, transfers_per_key):
-    operations = []
-    for index in range(keys):
-        key = [0, (1 << key_bits) - 1][index] if index < 2 else rng.getrandbits(key_bits)
-        operations.append(LoadKey(key))
-        operations += [Process(rng.getrandbits(256), rng.random() < 0.5)
-                       for _ in range(transfers_per_key)]
-    return operations
 
 
 # Constructor, parameters and figures.
@@ -199,10 +179,10 @@ def test_fips197_and_aesavs_ecb_files_two_blocks_a_transfer(key_bits):
 def test_random_keys_blocks_gaps_and_back_pressure_match_pycryptodome():
     """Compiled: 16 keys of 100 transfers (200 blocks), random gaps and back-pressure."""
     rng = random.Random("two-lane-sweep")
-    operations = random_operations(rng, 128, keys=16, transfers_per_key=100)
+    operations = encrypt_only_operations(rng, 128, keys=16, transfers_per_key=100, lanes=2)
     run = simulate_cipher(TwoLanePipelinedAES(128), operations, rng=rng, max_gap=2,
                           max_stall=6, backend="cxxrtl")
-    assert run.results == encryptions(operations, 128)
+    assert run.results == ecb_encryptions(operations, 128, lanes=2)
     assert (run.key.violations, run.input.violations, run.output.violations) == ([], [], [])
     assert max(run.latencies) > TwoLanePipelinedAES(128).latency    # back-pressure delayed some
 

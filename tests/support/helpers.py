@@ -28,7 +28,7 @@ __all__ = [
     "run_cli", "assert_one_line_error",
     "LoadKey", "Process", "CipherRun", "simulate_cipher", "simulator_with_reset", "stream_get",
     "stream_monitor", "stream_put", "pass_through",
-    "aes_oracle", "aes_entries", "reference", "expected_results", "random_operations",
+    "aes_oracle", "ecb_encryptions", "encrypt_only_operations", "aes_entries", "reference", "expected_results", "random_operations",
     "vector_operations", "ticks", "wait_for", "pulse_reset", "run_testbench", "contract_monitor",
     "ContractRun", "run_with_contract", "key_groups", "check_idle_without_key", "check_one_block",
     "check_output_holds", "check_key_load_cycles", "present_configurations", "direction_changes",
@@ -96,6 +96,37 @@ def aes_oracle(key: int, key_bits: int, block: int, decrypt: bool) -> int:
     cipher = PyCryptodomeAES.new(key.to_bytes(key_bits // 8, "big"), PyCryptodomeAES.MODE_ECB)
     operate = cipher.decrypt if decrypt else cipher.encrypt
     return int.from_bytes(operate(block.to_bytes(16, "big")), "big")
+
+
+def ecb_encryptions(operations, key_bits: int, *, lanes: int = 1) -> list:
+    """pycryptodome's encryption of every transfer of ``operations`` under the key loaded last,
+    whatever its ``decrypt`` bit says (for the encrypt-only pipelines): each of its ``lanes``
+    128-bit blocks on its own (ECB), block 0 in the most significant bits."""
+    results, key = [], None
+    for op in operations:
+        if isinstance(op, LoadKey):
+            key = op.key
+            continue
+        blocks = [op.block >> (128 * (lanes - 1 - lane)) & ((1 << 128) - 1)
+                  for lane in range(lanes)]
+        result = 0
+        for block in blocks:
+            result = result << 128 | aes_oracle(key, key_bits, block, False)
+        results.append(result)
+    return results
+
+
+def encrypt_only_operations(rng: random.Random, key_bits: int, *, keys: int,
+                            transfers_per_key: int, lanes: int = 1) -> list:
+    """Keys all zeros, all ones, then random; under each, ``transfers_per_key`` transfers of
+    ``lanes`` random blocks with random ``decrypt`` bits (which an encrypt-only core ignores)."""
+    operations = []
+    for index in range(keys):
+        key = [0, (1 << key_bits) - 1][index] if index < 2 else rng.getrandbits(key_bits)
+        operations.append(LoadKey(key))
+        operations += [Process(rng.getrandbits(128 * lanes), rng.random() < 0.5)
+                       for _ in range(transfers_per_key)]
+    return operations
 
 
 def aes_entries(entries: dict) -> list:
