@@ -60,7 +60,8 @@ def test_a_new_cipher_package_is_found_without_touching_anything_else(third_ciph
     # Packages in alphabetical order, each package's entries in its own order.
     assert list(entries) == ["aes", "aes-pipelined", "aes-pipelined2x", "aes-ttable",
                              "aes-compact", "aes-bram", "aes-masked", "present", "present-keytable", "present-serial", "present-bram",
-                             "present-pipelined", "present-masked", "xor16"]
+                             "present-pipelined", "present-masked",
+                             "present-masked-serial", "xor16"]
     config = parse_config("xor16:lanes=2")
     assert (config.label, config.text) == ("XOR16-16 (lanes=2)", "xor16-16:lanes=2")
     core = config.build()
