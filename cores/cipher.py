@@ -131,11 +131,14 @@ def check_block_cipher(core, name: str = "core") -> BlockCipher:
 
 def check_unmasked(core, consumer: str) -> BlockCipher:
     """Return ``core`` unless it is a masked core (``random_bits`` > 0), which ``consumer`` (a
-    wrapper, top or bench that does not yet feed a ``random`` stream) refuses with
-    :exc:`ValueError`: the core would wait for random bits forever."""
+    wrapper, top or bench that does not feed a ``random`` stream) refuses with
+    :exc:`ValueError`: the core would wait for random bits forever. The message points to
+    :class:`~cipher_cores.cores.randomized.RandomizedCore`, which such a consumer takes."""
     if getattr(core, "random_bits", 0):
         raise ValueError(f"{consumer} cannot feed the random stream of a masked core yet, "
-                         f"and {core!r} has random_bits={core.random_bits}")
+                         f"and {core!r} has random_bits={core.random_bits}: wrap it in "
+                         f"RandomizedCore (cipher_cores.cores.randomized), which feeds it "
+                         f"from a PRNG")
     return core
 
 

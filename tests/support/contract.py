@@ -97,14 +97,17 @@ async def put_block(ctx, core, block, decrypt=False):
     await stream_put(ctx, core.input, {"block": block, "decrypt": int(decrypt)})
 
 
-async def check_idle_without_key(ctx, core, edges, when):
-    """With a block offered, for ``edges`` edges: no block taken, no output, key.ready high."""
+async def check_idle_without_key(ctx, core, edges, when, settle=0):
+    """With a block offered, for ``settle + edges`` edges: no block taken, no output; key.ready
+    high but in the first ``settle``, which a core may take to start (a
+    :class:`~cipher_cores.cores.randomized.RandomizedCore`'s PRNG warm-up)."""
     ctx.set(core.input.valid, 1)
     ctx.set(core.input.payload, {"block": 0x0123456789abcdef, "decrypt": 0})
-    for _ in range(edges):
+    for edge in range(settle + edges):
         assert not ctx.get(core.input.ready), f"input.ready {when}, before a key"
         assert not ctx.get(core.output.valid), f"output.valid {when}"
-        assert ctx.get(core.key.ready), f"key.ready low in an idle core {when}"
+        if edge >= settle:
+            assert ctx.get(core.key.ready), f"key.ready low in an idle core {when}"
         await ctx.tick()
     ctx.set(core.input.valid, 0)
 
@@ -116,15 +119,16 @@ async def check_one_block(ctx, config, core, key, block, decrypt):
         "result differs from the reference"
 
 
-def check_no_block_before_first_key(config):
-    """After reset, with a block offered and no key: no block is taken, no output appears."""
+def check_no_block_before_first_key(config, *, settle: int = 0):
+    """After reset, with a block offered and no key: no block is taken, no output appears, and
+    (after ``settle`` edges: see :func:`check_idle_without_key`) the core is ready for a key."""
     core = config.build()
     rng = random.Random(f"first-key-{config.slug}")
     violations = []
 
     async def testbench(ctx, rst):
         await check_idle_without_key(ctx, core, core.latency + core.key_load_cycles + 2,
-                                     "after reset")
+                                     "after reset", settle)
         await check_one_block(ctx, config, core, rng.getrandbits(config.key_bits),
                               rng.getrandbits(config.block_bits), True)
 
@@ -213,10 +217,11 @@ def check_waiting_key_goes_first(config):
 RESET_POINTS = ("mid_key_load", "mid_block", "result_pending")
 
 
-def check_reset(config, points=RESET_POINTS):
+def check_reset(config, points=RESET_POINTS, *, settle: int = 0):
     """A reset in the middle of a key load, in the middle of a block, or with a result pending
     (each of ``points`` in turn, in one simulation) leaves an idle core with no key: no block is
-    taken and no output appears until a new key is loaded, and then blocks run under it."""
+    taken and no output appears until a new key is loaded (``key.ready`` high after ``settle``
+    edges: see :func:`check_idle_without_key`), and then blocks run under it."""
     core = config.build()
     rng = random.Random(f"reset-{config.slug}")
     violations = []
@@ -235,7 +240,7 @@ def check_reset(config, points=RESET_POINTS):
                     await wait_for(ctx, core.output.valid)
             await pulse_reset(ctx, rst)
             await check_idle_without_key(ctx, core, core.latency + core.key_load_cycles + 2,
-                                         f"after a reset {when.replace('_', ' ')}")
+                                         f"after a reset {when.replace('_', ' ')}", settle)
             await check_one_block(ctx, config, core, key ^ 1, block, True)
 
     run_testbench(core, testbench, monitor=violations)
