@@ -125,6 +125,7 @@ def test_present_paper_vectors_through_the_wrapper(key_bits):
     assert run.latencies == [wrapper.latency] * len(vectors)
 
 
+@pytest.mark.slow              # about 15 s: the Python simulator's compile of the masked AES
 def test_masked_aes128_gives_fips197_and_a_reseed_mid_block_stalls_it_by_the_warmup():
     """FIPS-197 Appendix B and C.1 through the wrapper at the core's latency; then a reseed
     while a block is in the rounds (the masked AES draws random bits every round cycle): the
@@ -228,6 +229,7 @@ def test_the_wrapper_keeps_the_contract(config, check):
     function(randomized_config(masked, seed=SEED), **options)
 
 
+@pytest.mark.slow
 def test_the_reset_checks_see_the_warmup():
     """One settle edge fewer, and the reset check fails on the warm-up: the wrapper's key.ready
     is low in the first W + 1 edges after reset, as its docstring says."""

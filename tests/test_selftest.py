@@ -8,6 +8,7 @@ from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from cipher_cores.cores.catalog import parse_config
+from cipher_cores.cores.randomized import RandomizedCore
 from cipher_cores.cores.selftest import (FAULTS, SelfTest, SummaryPrinter, UARTTransmitter, lfsr_next,
                             lfsr_taps, selftest_parameters, summary_text, uart_decode)
 
@@ -128,6 +129,36 @@ def test_encrypt_only_loop_fault_fails_by_the_checksum():
     outcome = run_selftest(SelfTest.for_config(config, loop_blocks=6, check_blocks=4,
                                                fault="loop"))
     assert outcome["failed"] == 1 and outcome["checksum_ok"] == 0 and outcome["loop_errors"] == 0
+
+
+# Masked cores run inside a RandomizedCore: the self-test checks results, the PRNG feeds masks.
+
+@pytest.mark.parametrize("name", ["present-masked-80",
+                                  pytest.param("aes-masked-128", marks=pytest.mark.slow)])
+def test_masked_core_passes_fed_by_a_prng(name):
+    config = parse_config(name)
+    selftest = SelfTest.for_config(config, loop_blocks=4, check_blocks=4, rng_seed=12345)
+    assert isinstance(selftest.core, RandomizedCore) and selftest.core.seed == 12345
+    outcome = run_selftest(selftest)
+    assert outcome["passed"] == 1, outcome
+    # Each printed vector once, encrypted: the masked cores only encrypt.
+    assert outcome["kat_passed"] == len(config.vectors()) > 0
+    assert outcome["loop_count"] == 4 and outcome["checksum_ok"] == 1
+
+
+@pytest.mark.parametrize("fault", ["kat", "loop"])
+def test_masked_core_fault_fails(fault):
+    config = parse_config("present-masked-80")
+    outcome = run_selftest(SelfTest.for_config(config, loop_blocks=4, fault=fault))
+    assert outcome["failed"] == 1 and outcome["passed"] == 0
+    assert outcome["kat_passed"] == len(config.vectors()) - (fault == "kat")
+    assert outcome["checksum_ok"] == (fault == "kat")
+
+
+def test_rng_seed_is_checked():
+    with pytest.raises(ValueError, match=r"^rng_seed must be an integer in 0\.\.2\*\*160-1, "
+                                         r"not -1$"):
+        SelfTest.for_config(parse_config("toy"), rng_seed=-1)
 
 
 def test_uart_transmits_bytes():

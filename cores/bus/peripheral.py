@@ -11,9 +11,10 @@ from amaranth.hdl import Cat, Module, Mux, ResetInserter, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..cipher import check_block_cipher, check_unmasked
+from ..cipher import check_block_cipher
 from ..gcm import GCM
 from ..modes import Mode
+from ..randomized import DEFAULT_SEED, RandomizedCore, check_seed
 from . import regmap
 from .axi import AXI4LiteSignature, AXI4LiteToWishbone
 from .dma import WishboneDMA
@@ -35,6 +36,8 @@ _GCM_ONLY = ("AAD_BYTES", "TEXT_BYTES", "TAG", "TAG_EXPECTED", "CTRL.TAG_BYTES",
              "IRQ_PENDING.TAG_READY")
 #: What a build without the DMA master does not have.
 _DMA_ONLY = ("DMA_SOURCE", "DMA_DESTINATION", "CTRL.DMA", "ERROR.DMA_BUS", "ERROR.DMA_ALIGN")
+#: What a build without a masked core does not have.
+_RNG_ONLY = ("RNG_SEED",)
 
 
 #: The bus protocols the peripheral speaks (``protocol``), and what each is.
@@ -61,7 +64,9 @@ class CipherPeripheral(wiring.Component):
         of :meth:`check_limits` (a multiple of 32 bits, at most 128; keys of at most 256 bits);
         ``CTRL.KEYSEL`` picks one (for example ``[AES(128), AES(256)]`` for two key sizes).
         Encrypt-only cores (``decrypt=False``) refuse ECB and CBC decryption
-        (``ERROR.UNSUPPORTED``).
+        (``ERROR.UNSUPPORTED``). A masked core (``random_bits`` > 0) is wrapped in a
+        :class:`~cipher_cores.cores.randomized.RandomizedCore` (a PRNG of its own, seeded with
+        ``rng_seed`` at reset), and the build has the ``RNG_SEED`` registers to reseed it.
     modes : sequence of :class:`~cipher_cores.cores.modes.Mode`
         The modes to build (all by default).
     fifo_words : :class:`int`
@@ -82,6 +87,11 @@ class CipherPeripheral(wiring.Component):
         gets the response ``SLVERR`` (:class:`~cipher_cores.cores.bus.axi.AXI4LiteToWishbone`:
         no edge added to an access). The DMA master is a Wishbone initiator: ``dma`` needs
         ``"wishbone"``.
+    rng_seed : :class:`int`
+        With a masked core: the seed its PRNG takes at reset and at ``CTRL.CLEAR``, 0..2**160-1
+        (:data:`~cipher_cores.cores.randomized.DEFAULT_SEED` by default). A constant seed gives
+        repeatable masks, not secret ones: firmware reseeds through ``RNG_SEED0..4`` from a
+        true random source (see "Masked cores" below).
 
     Members
     -------
@@ -140,13 +150,26 @@ class CipherPeripheral(wiring.Component):
     registers, the block registers, the core (reset, then loaded with an all-zero key and given
     two all-zero blocks), GCM (reset and loaded with the zero key) and both FIFOs' storage
     (filled with zeros, then emptied). ``STATUS.BUSY`` is high until it is done.
+
+    Masked cores
+    ------------
+    A masked core takes fresh random bits from a PRNG (Trivium,
+    :class:`~cipher_cores.cores.prng.PRNG`) inside its
+    :class:`~cipher_cores.cores.randomized.RandomizedCore`; ``INFO.RNG`` is set. After reset and
+    after ``CTRL.CLEAR`` (which resets the core) the PRNG starts from ``rng_seed``, so the masks
+    repeat from one reset to the next: firmware writes a seed from a true random source into
+    ``RNG_SEED0..RNG_SEED4`` (the write of ``RNG_SEED4`` reseeds, on the edge after it lands,
+    every masked core's PRNG with the five words; at any time, also while busy). After each
+    seed the PRNG warms up for ceil(1152 / width) edges (8 for the masked PRESENT-80 and
+    AES-128), in which the core stalls where it needs random bits; results do not change.
+    Without a masked core the ``RNG_SEED`` registers do not exist (unmapped; no flip-flops).
     """
     #: Width of the bus's word address (:data:`~cipher_cores.cores.bus.regmap.ADDRESS_BYTES` / 4).
     ADDRESS_WIDTH = (regmap.ADDRESS_BYTES // 4 - 1).bit_length()
 
     def __init__(self, cores, *, modes=tuple(Mode), fifo_words: int = 0, gcm: bool = False,
                  dma: bool = False, verified_plaintext: bool = False,
-                 protocol: str = "wishbone"):
+                 protocol: str = "wishbone", rng_seed: int = DEFAULT_SEED):
         if isinstance(cores, wiring.Component):
             cores = (cores,)
         try:
@@ -158,7 +181,6 @@ class CipherPeripheral(wiring.Component):
             raise ValueError(f"cores must hold 1 to 4 cores, not {len(cores)}")
         for index, core in enumerate(cores):
             check_block_cipher(core, f"cores[{index}]")
-            check_unmasked(core, "CipherPeripheral")
         block_bits = cores[0].block_bits
         if any(core.block_bits != block_bits for core in cores):
             raise ValueError("all cores must have the same block size")
@@ -176,8 +198,13 @@ class CipherPeripheral(wiring.Component):
         self.check_limits(block_bits, widest.key_bits, fifo_words=fifo_words, gcm=gcm,
                           dma=dma, verified_plaintext=verified_plaintext,
                           protocol=protocol, core=type(widest).__name__)
+        check_seed(rng_seed, "rng_seed")
         self._protocol = protocol
         self._verified = verified_plaintext
+        # Masked cores get a PRNG each, behind the plain core interface.
+        cores = tuple(RandomizedCore(core, seed=rng_seed) if core.random_bits else core
+                      for core in cores)
+        self._randomized = tuple(core for core in cores if isinstance(core, RandomizedCore))
         self._cores = cores
         self._fifo_words = fifo_words
         self._block_words = words = block_bits // 32
@@ -192,6 +219,8 @@ class CipherPeripheral(wiring.Component):
             absent |= set(_DMA_ONLY)
         absent |= {f"KEY{i}" for i in range(self._key_words, regmap.register("KEY").count)}
         absent |= {f"IV{i}" for i in range(words, regmap.register("IV").count)}
+        if not self._randomized:
+            absent |= set(_RNG_ONLY)
         self._registers = RegisterFile(absent=absent, bus_errors=protocol == "axi4-lite")
         if fifo_words:
             self._din = fifo.SyncFIFOBuffered(width=32, depth=fifo_words)
@@ -264,7 +293,15 @@ class CipherPeripheral(wiring.Component):
 
     @property
     def cores(self) -> tuple:
+        """The cores behind ``CTRL.KEYSEL``, each masked one inside its
+        :class:`~cipher_cores.cores.randomized.RandomizedCore`."""
         return self._cores
+
+    @property
+    def randomized_cores(self) -> tuple:
+        """The :class:`~cipher_cores.cores.randomized.RandomizedCore` of each masked core (empty
+        without one): their ``core.random`` streams are what the masked cores take."""
+        return self._randomized
 
     @property
     def gcm(self) -> GCM | None:
@@ -570,6 +607,16 @@ class CipherPeripheral(wiring.Component):
                          pending.tag_ready.eq(tag_ready & irq_enable.tag_ready)]
         m.d.sync += self.irq.eq(pending.as_value().any())
 
+        # Reseeding: the write of the last RNG_SEED word strobes every PRNG on the edge after it
+        # lands (the five words are then all in their registers).
+        if self._randomized:
+            seed_words = regmap.register("RNG_SEED").count
+            reseed = Signal()
+            m.d.sync += reseed.eq(getattr(regs, f"rng_seed{seed_words - 1}_write"))
+            seed = Cat(*(getattr(regs, f"rng_seed{i}").value for i in range(seed_words)))
+            for core in self._randomized:
+                m.d.comb += [core.reseed.valid.eq(reseed), core.reseed.payload.eq(seed)]
+
         # What this build is.
         cores = self._cores
         built = sum(1 << mode.value for mode in seq.modes) | \
@@ -580,6 +627,7 @@ class CipherPeripheral(wiring.Component):
             regs.info.fifo_words.eq(depth),
             regs.info.dma.eq(dma is not None),
             regs.info.verified.eq(self._verified),
+            regs.info.rng.eq(len(self._randomized) > 0),
             regs.keysizes.as_value().eq(sum(-(-core.key_bits // 8) << (8 * i)
                                             for i, core in enumerate(cores))),
         ]

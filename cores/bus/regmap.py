@@ -167,6 +167,8 @@ REGISTERS = (
               "DMA_DESTINATION)"),
         Field("VERIFIED", 21, 1, "ro", "GCM builds with verified plaintext: a GCM decryption's "
               "plaintext is held until its tag is checked, and zeroized if it does not match"),
+        Field("RNG", 22, 1, "ro", "RNG builds: a core is masked and fed by a PRNG, reseeded "
+              "through RNG_SEED0..RNG_SEED4"),
         Field("FIFO_WORDS", 24, 8, "ro", "depth of each data FIFO, in words (0: none: DIN "
               "words go straight into the block register, DOUT words come straight from the "
               "result register)"),
@@ -214,6 +216,14 @@ REGISTERS = (
     Register("DMA_DESTINATION", 0x84, "rw", "DMA builds: byte address where the first result "
              "word goes (a multiple of 4); one result block per input block (GCM: per text "
              "block).", (Field("ADDRESS", 0, 32, "rw", "byte address"),), busy_refused=True),
+    Register("RNG_SEED", 0x88, "wo", "RNG builds (INFO.RNG): a seed for the PRNG that feeds the "
+             "masked cores their random bits. Word i holds bits 32i+31..32i of the 160-bit seed "
+             "(the Trivium key in bits 79..0, the IV in bits 159..80); a write to RNG_SEED4 "
+             "reseeds every masked core's PRNG with the five words, on the edge after it lands. "
+             "A PRNG is only as unpredictable as its seed: write one from a true random source "
+             "after reset and after CLEAR, which restart the PRNG from its build-time seed "
+             "(repeatable masks). The PRNG then warms up for ceil(1152 / width) edges, in which "
+             "the core stalls. Accepted at any time, also while busy.", count=5),
 )
 
 

@@ -14,6 +14,10 @@
    answers in the encryption direction only, and its loop encrypts each block without
    decrypting it, checked by the checksum.
 
+A masked core (``random_bits`` > 0) runs inside a
+:class:`~cipher_cores.cores.randomized.RandomizedCore`, its random bits from a PRNG seeded with a
+constant: the self-test checks the results, not the masking.
+
 The summary line is made by :class:`~cipher_cores.cores.selftest.summary.SummaryPrinter`; the board top that
 shows the outcome on LEDs and a UART is :class:`cipher_cores.platforms.selftest.SelfTestTop`.
 """
@@ -24,7 +28,8 @@ from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..cipher import check_block_cipher, check_unmasked
+from ..cipher import check_block_cipher
+from ..randomized import DEFAULT_SEED, RandomizedCore, check_seed
 
 
 __all__ = ["lfsr_taps", "lfsr_next", "selftest_parameters", "SelfTest", "FAULTS"]
@@ -98,7 +103,11 @@ class SelfTest(wiring.Component):
     core : :class:`~cipher_cores.cores.cipher.BlockCipher`
         The core under test; it becomes the submodule ``core``. If it does not decrypt
         (:attr:`~cipher_cores.cores.cipher.BlockCipher.decrypts` false), the loop only encrypts
-        (a ``"loop"`` fault then flips a bit of the checksum's second ciphertext).
+        (a ``"loop"`` fault then flips a bit of the checksum's second ciphertext). A masked core
+        (``random_bits`` > 0, encrypt-only) is wrapped in a
+        :class:`~cipher_cores.cores.randomized.RandomizedCore` seeded with ``rng_seed``, which
+        is then the submodule ``core`` (and :attr:`core`); it stalls for the PRNG's warm-up
+        after reset (ceil(1152 / random_bits) edges).
     vectors : list of ``(key, block, decrypt, expected)``
         Known-answer checks, run in order.
     loop_key : :class:`int`
@@ -113,6 +122,9 @@ class SelfTest(wiring.Component):
         First block of the loop (nonzero).
     fault : ``None``, ``"kat"`` or ``"loop"``
         A deliberate fault (see :data:`FAULTS`).
+    rng_seed : :class:`int`
+        The PRNG seed of a masked core, 0..2**160-1
+        (:data:`~cipher_cores.cores.randomized.DEFAULT_SEED` by default); not used otherwise.
 
     Members
     -------
@@ -132,9 +144,12 @@ class SelfTest(wiring.Component):
         The loop checksum matched (valid once ``done``).
     """
     def __init__(self, core, *, vectors, loop_key: int, loop_blocks: int, check_value: int,
-                 check_blocks: int, seed: int = 1, fault: str | None = None):
+                 check_blocks: int, seed: int = 1, fault: str | None = None,
+                 rng_seed: int = DEFAULT_SEED):
         check_block_cipher(core, "core")
-        check_unmasked(core, "SelfTest")
+        check_seed(rng_seed, "rng_seed")
+        if core.random_bits:
+            core = RandomizedCore(core, seed=rng_seed)
         if fault not in FAULTS:
             raise ValueError(f"fault must be one of {', '.join(map(repr, FAULTS))}, "
                              f"not {fault!r}")
@@ -167,15 +182,18 @@ class SelfTest(wiring.Component):
 
     @classmethod
     def for_config(cls, config, *, core=None, loop_blocks: int = 1 << 20, check_blocks: int = 16,
-                   seed: int = 1, fault: str | None = None) -> "SelfTest":
+                   seed: int = 1, fault: str | None = None,
+                   rng_seed: int = DEFAULT_SEED) -> "SelfTest":
         """The self-test of a :class:`~cipher_cores.cores.catalog.CoreConfig` (see
         :func:`selftest_parameters`), on ``core`` or a new core of ``config``."""
         parameters = selftest_parameters(config, loop_blocks=loop_blocks,
                                          check_blocks=check_blocks, seed=seed, fault=fault)
-        return cls(config.build() if core is None else core, **parameters)
+        return cls(config.build() if core is None else core, rng_seed=rng_seed, **parameters)
 
     @property
     def core(self):
+        """The core under test (a masked one inside its
+        :class:`~cipher_cores.cores.randomized.RandomizedCore`)."""
         return self._core
 
     @property

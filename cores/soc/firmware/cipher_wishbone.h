@@ -120,6 +120,8 @@
 #define CIPHER_INFO_DMA_MASK                     0x00100000u
 #define CIPHER_INFO_VERIFIED_SHIFT               21u
 #define CIPHER_INFO_VERIFIED_MASK                0x00200000u
+#define CIPHER_INFO_RNG_SHIFT                    22u
+#define CIPHER_INFO_RNG_MASK                     0x00400000u
 #define CIPHER_INFO_FIFO_WORDS_SHIFT             24u
 #define CIPHER_INFO_FIFO_WORDS_MASK              0xff000000u
 
@@ -179,5 +181,10 @@
 #define CIPHER_DMA_DESTINATION                   0x84u
 #define CIPHER_DMA_DESTINATION_ADDRESS_SHIFT     0u
 #define CIPHER_DMA_DESTINATION_ADDRESS_MASK      0xffffffffu
+
+/* RNG_SEED: wo */
+#define CIPHER_RNG_SEED                          0x88u
+#define CIPHER_RNG_SEED_COUNT                    5u
+#define CIPHER_RNG_SEED_WORD(i)                  (CIPHER_RNG_SEED + 4u * (i))
 
 #endif /* CIPHER_WISHBONE_H */
