@@ -92,7 +92,8 @@ class RandomizedCore(BlockCipher):
     Cycle behaviour
     ---------------
     With W = :attr:`warmup_cycles` = ceil(1152 / ``core.random_bits``) (8 for the masked
-    PRESENT-80 and AES-128, whose words are 160 bits; 5 for 256-bit words): the PRNG takes the
+    PRESENT-80 and AES-128, whose words are 160 bits; 5 for 256-bit words; 15 for the serial
+    masked PRESENT-80's 80-bit words): the PRNG takes the
     reset seed on the first edge after reset, or a ``reseed`` on the edge it transfers on,
     then warms up for W edges, during which ``core.random.valid`` is low and ``core`` stalls
     wherever it needs random bits (the masked cores take no key and no block; the masked AES

@@ -14,7 +14,6 @@ from cipher_cores.cores.catalog import parse_config
 from cipher_cores.cores.present import PRESENT
 from cipher_cores.cores.present.masked import MaskedPRESENT
 from cipher_cores.cores.present.reference import encrypt_block
-from cipher_cores.cores.present.vectors import PAPER_VECTORS
 from cipher_cores.cores.prng import SEED_BITS, keystream_words, warmup_cycles
 from cipher_cores.cores.randomized import DEFAULT_SEED, RandomizedCore, randomized_config
 from cipher_cores.cores.sim import (LoadKey, Process, simulate_cipher, simulator_with_reset,
@@ -113,16 +112,20 @@ def test_bad_arguments(make, error, message):
 
 # Results
 
-@pytest.mark.parametrize("key_bits", [80, pytest.param(128, marks=pytest.mark.slow)])
-def test_present_paper_vectors_through_the_wrapper(key_bits):
-    vectors = [v for v in PAPER_VECTORS if v.key_bits == key_bits]
+@pytest.mark.parametrize("name", [
+    "present-masked-80", "present-masked-serial-80",
+    pytest.param("present-masked-128", marks=pytest.mark.slow)])
+def test_present_paper_vectors_through_the_wrapper(name):
+    config = parse_config(name)
     operations = []
-    for vector in vectors:
+    for vector in config.vectors():
         operations += [LoadKey(vector.key), Process(vector.plaintext)]
-    wrapper = RandomizedCore(MaskedPRESENT(key_bits), seed=SEED)
+    wrapper = randomized_config(config, seed=SEED).build()
     run = simulate_cipher(wrapper, operations)
-    assert run.results == [vector.ciphertext for vector in vectors]
-    assert run.latencies == [wrapper.latency] * len(vectors)
+    assert run.results == [vector.ciphertext for vector in config.vectors()]
+    assert run.latencies == [wrapper.latency] * len(config.vectors())
+    # The first key waits for the seed (edge 1) and the warm-up.
+    assert run.key.edges[0] == wrapper.warmup_cycles + 2
 
 
 @pytest.mark.slow              # about 15 s: the Python simulator's compile of the masked AES
