@@ -209,7 +209,12 @@ class SerialMaskedPRESENT(BlockCipher):
         # group of Q = pLayer^-1(block), shared with the masks.
         loading = Signal()
         inverse = Cat(*(self.input.payload.block[PERMUTATION[j]] for j in range(BLOCK_BITS)))
-        loaded_group = Array(inverse[g * group:(g + 1) * group] for g in range(groups))[step]
+        # The group's select is a counter of its own that moves only while a block loads, so
+        # that this multiplexer of the unshared block stays still while the rounds run (with
+        # the round counter as its select, its output would toggle with the block every clock).
+        load_group = Signal(range(groups))
+        loaded_group = Array(inverse[g * group:(g + 1) * group]
+                             for g in range(groups))[load_group]
         substituted = [f & ~loading.replicate(group) for f in f_group[:2]]
         substituted.append(named(Mux(loading, loaded_group, f_group[2]), "entry_source"))
         entry = [named(e, f"entry_{i}") for i, e in enumerate(refresh(substituted, mask))]
@@ -264,14 +269,15 @@ class SerialMaskedPRESENT(BlockCipher):
         def block_step():
             m.d.comb += [self.random.ready.eq(1), loading.eq(1)]
             with m.If(go):
-                with m.If(step == groups - 1):
+                with m.If(load_group == groups - 1):
                     m.d.comb += self.input.ready.eq(1)
                     permute_state()
+                    # load_group stays: the multiplexer holds still until the next load.
                     m.d.sync += [step.eq(0), counter.eq(1)]
                     m.next = "Round"
                 with m.Else():
                     shift_state()
-                    m.d.sync += step.eq(step + 1)
+                    m.d.sync += load_group.eq(load_group + 1)
 
         with m.FSM(name="control"):
             with m.State("Idle"):
@@ -289,12 +295,12 @@ class SerialMaskedPRESENT(BlockCipher):
                     m.d.comb += self.random.ready.eq(1)
                     with m.If(go):
                         m.d.sync += [key[0].eq(key_loaded_shares[0] ^ word), key[1].eq(word),
-                                     key[2].eq(key_loaded_shares[1]), step.eq(0)]
+                                     key[2].eq(key_loaded_shares[1]), load_group.eq(0)]
                         m.next = "Load"
             with m.State("Load"):
                 # A key offered meanwhile goes first: the block's load starts again after it.
                 with m.If(self.key.valid):
-                    m.d.sync += step.eq(0)
+                    m.d.sync += load_group.eq(0)
                     m.next = "Idle"
                 with m.Else():
                     block_step()
