@@ -52,7 +52,10 @@ SLOW_CONFIGS = {"aes-pipelined-192", "aes-pipelined-256", "aes-pipelined2x-192",
     "present-80:rounds_per_cycle=31", "present-bram-80:decrypt=no", "present-serial-80:decrypt=no",
     # About 30 s per check in the Python simulator (its compile); tests/test_aes_masked.py runs
     # aes-masked-128 in the default run.
-    "aes-masked-128", "aes-masked-192", "aes-masked-256"}
+    "aes-masked-128", "aes-masked-192", "aes-masked-256",
+    # The serial masked PRESENT by default with four S-boxes (80 and 128 bits) and one (80).
+    "present-masked-serial-80:sboxes_per_cycle=2", "present-masked-serial-128:sboxes_per_cycle=1",
+    "present-masked-serial-128:sboxes_per_cycle=2"}
 CONFIGS = configurations() + [TOY_ENTRY.config()]
 each_config = pytest.mark.parametrize("config", [
     pytest.param(config, id=config.slug,

@@ -53,12 +53,14 @@ class Plan:
         return self.run.results[self.ranges[name]], self.expected[self.ranges[name]]
 
 
-#: (key_bits, sboxes_per_cycle) simulated: every S-box count at 80 bits, four at 128.
+#: (key_bits, sboxes_per_cycle) simulated: every S-box count at 80 bits (two in the slow run), four
+#: at 128.
 PLANS = [(80, sboxes) for sboxes in SBOXES_PER_CYCLE] + [(128, 4)]
 
 
-@pytest.fixture(scope="module", params=[pytest.param(p, id=f"present{p[0]}-sboxes{p[1]}")
-                                        for p in PLANS])
+@pytest.fixture(scope="module", params=[
+    pytest.param(p, id=f"present{p[0]}-sboxes{p[1]}", marks=pytest.mark.slow if p == (80, 2) else ())
+    for p in PLANS])
 def plan(request):
     key_bits, sboxes = request.param
     rng = random.Random(f"serial-masked-{key_bits}-{sboxes}")
