@@ -12,7 +12,7 @@ from amaranth.hdl import Cat, Module, Value
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
-from .cipher import BlockCipher, check_block_cipher, check_unmasked
+from .cipher import BlockCipher, CoreFigures, check_block_cipher, check_unmasked
 from .flat_top import FlatTop
 
 
@@ -44,7 +44,7 @@ def _check_bytes(name: str, bits: int):
                          f"not {bits!r}")
 
 
-class AXIStreamCipher(wiring.Component):
+class AXIStreamCipher(CoreFigures, wiring.Component):
     """A cipher core with AXI4-Stream channels: a key channel, blocks in, results out.
 
     Parameters
@@ -145,21 +145,6 @@ class AXIStreamCipher(wiring.Component):
     @property
     def key_bits(self) -> int:
         return self._core.key_bits
-
-    @property
-    def latency(self) -> int:
-        """The core's latency: the adapter adds no cycle."""
-        return self._core.latency
-
-    @property
-    def initiation_interval(self) -> int:
-        """The core's initiation interval: the adapter adds no cycle."""
-        return self._core.initiation_interval
-
-    @property
-    def key_load_cycles(self) -> int:
-        """The core's key load: the adapter adds no cycle."""
-        return self._core.key_load_cycles
 
     @property
     def tlast_depth(self) -> int:

@@ -33,7 +33,7 @@ from amaranth.lib.wiring import In, Out
 from .interface import BlockCipherSignature
 
 
-__all__ = ["BlockCipher", "check_block_cipher", "check_unmasked", "Handshake"]
+__all__ = ["BlockCipher", "CoreFigures", "check_block_cipher", "check_unmasked", "Handshake"]
 
 
 class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
@@ -49,7 +49,9 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
     the key sizes it allows and its block size.
 
     Subclasses read their parameters as ``self._key_bits`` and ``self._decrypt`` in
-    ``elaborate``.
+    ``elaborate``. A subclass whose signature has members beyond the contract's sets the class
+    attribute :attr:`signature_class` to a subclass of
+    :class:`~cipher_cores.cores.interface.BlockCipherSignature` that adds them.
 
     Parameters
     ----------
@@ -72,11 +74,15 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
         As in :class:`~cipher_cores.cores.interface.BlockCipherSignature`, with its contract.
     random : ``In(stream.Signature(unsigned(random_bits)))``, if ``random_bits`` > 0
     """
+    #: The signature's class, called as ``signature_class(block_bits, key_bits,
+    #: random_bits=random_bits)``.
+    signature_class = BlockCipherSignature
+
     def __init__(self, block_bits: int, key_bits: int, *, decrypt: bool = True,
                  random_bits: int = 0):
         if not isinstance(decrypt, bool):
             raise TypeError(f"decrypt must be a bool (True or False), not {decrypt!r}")
-        super().__init__(BlockCipherSignature(block_bits, key_bits, random_bits=random_bits))
+        super().__init__(self.signature_class(block_bits, key_bits, random_bits=random_bits))
         self._key_bits = key_bits
         self._decrypt = decrypt
 
@@ -117,6 +123,26 @@ class BlockCipher(wiring.Component, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def key_load_cycles(self) -> int:
         """Edges from a key transfer to the first edge at which a block can transfer."""
+
+
+class CoreFigures:
+    """The cycle figures of a component that wraps one core, ``self._core``, and adds no cycle
+    to it (a :class:`BlockCipher` such as
+    :class:`~cipher_cores.cores.randomized.RandomizedCore`, or an adapter such as
+    :class:`~cipher_cores.cores.axis.AXIStreamCipher`): :attr:`~BlockCipher.latency`,
+    :attr:`~BlockCipher.initiation_interval` and :attr:`~BlockCipher.key_load_cycles` are the
+    core's. A mixin: put it first in the bases."""
+    @property
+    def latency(self) -> int:
+        return self._core.latency
+
+    @property
+    def initiation_interval(self) -> int:
+        return self._core.initiation_interval
+
+    @property
+    def key_load_cycles(self) -> int:
+        return self._core.key_load_cycles
 
 
 def check_block_cipher(core, name: str = "core") -> BlockCipher:

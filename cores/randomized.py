@@ -20,7 +20,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 
 from .catalog import CoreConfig
-from .cipher import BlockCipher, check_block_cipher
+from .cipher import BlockCipher, CoreFigures, check_block_cipher
 from .interface import BlockCipherSignature
 from .prng import PRNG, SEED_BITS, warmup_cycles
 
@@ -55,7 +55,7 @@ class _ReseedableSignature(BlockCipherSignature, _WithReseed):
     ``reseed`` (:class:`RandomizedCore`'s)."""
 
 
-class RandomizedCore(BlockCipher):
+class RandomizedCore(CoreFigures, BlockCipher):
     """A masked core whose ``random`` stream is fed by a PRNG of its own, as a plain core.
 
     What it computes: what ``core`` computes (same keys, blocks, results and byte order); its
@@ -107,6 +107,8 @@ class RandomizedCore(BlockCipher):
     the bus peripheral's ``CTRL.CLEAR`` applies) resets ``core`` and restarts the PRNG from
     ``seed``.
     """
+    signature_class = _ReseedableSignature
+
     def __init__(self, core: BlockCipher, *, seed: int = DEFAULT_SEED):
         check_block_cipher(core, "core")
         if not core.random_bits:
@@ -114,10 +116,7 @@ class RandomizedCore(BlockCipher):
                              f"not {core!r} with random_bits=0")
         self._core = core
         self._seed = check_seed(seed)
-        # BlockCipher.__init__ with reseed in place of random: what it does, with this signature.
-        wiring.Component.__init__(self, _ReseedableSignature(core.block_bits, core.key_bits))
-        self._key_bits = core.key_bits
-        self._decrypt = core.decrypts
+        super().__init__(core.block_bits, core.key_bits, decrypt=core.decrypts)
 
     @property
     def core(self) -> BlockCipher:
@@ -133,18 +132,6 @@ class RandomizedCore(BlockCipher):
     def warmup_cycles(self) -> int:
         """Edges after a seed is taken during which the PRNG gives no word: ceil(1152 / width)."""
         return warmup_cycles(self._core.random_bits)
-
-    @property
-    def latency(self) -> int:
-        return self._core.latency
-
-    @property
-    def initiation_interval(self) -> int:
-        return self._core.initiation_interval
-
-    @property
-    def key_load_cycles(self) -> int:
-        return self._core.key_load_cycles
 
     def elaborate(self, platform):
         m = Module()

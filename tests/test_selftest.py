@@ -12,6 +12,8 @@ from cipher_cores.cores.randomized import RandomizedCore
 from cipher_cores.cores.selftest import (FAULTS, SelfTest, SummaryPrinter, UARTTransmitter, lfsr_next,
                             lfsr_taps, selftest_parameters, summary_text, uart_decode)
 
+from .support.toy_cipher import ToyCipher
+
 
 # These tests use the toy cipher of tests/support/toy_cipher.py as core "toy".
 pytestmark = pytest.mark.usefixtures("toy_in_catalog")
@@ -158,7 +160,8 @@ def test_masked_core_fault_fails(fault):
 def test_rng_seed_is_checked():
     with pytest.raises(ValueError, match=r"^rng_seed must be an integer in 0\.\.2\*\*160-1, "
                                          r"not -1$"):
-        SelfTest.for_config(parse_config("toy"), rng_seed=-1)
+        SelfTest(ToyCipher(), vectors=[(0, 0, 0, 0)], loop_key=0, loop_blocks=1, check_value=0,
+                 check_blocks=1, rng_seed=-1)
 
 
 def test_uart_transmits_bytes():

@@ -5,7 +5,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
-from ..cipher import BlockCipher, check_block_cipher, check_unmasked
+from ..cipher import BlockCipher, CoreFigures, check_block_cipher, check_unmasked
 
 
 __all__ = ["CoreSelect", "CorePort", "SharedCore"]
@@ -87,7 +87,7 @@ class CoreSelect(BlockCipher):
         return m
 
 
-class CorePort(BlockCipher):
+class CorePort(CoreFigures, BlockCipher):
     """One user's view of a :class:`SharedCore`: a :class:`~cipher_cores.cores.cipher.BlockCipher`
     with the core's widths and no logic of its own (the :class:`SharedCore` drives and reads its
     ports), so that a mode or GCM can take it as its core. Its :attr:`decrypts`,
@@ -102,18 +102,6 @@ class CorePort(BlockCipher):
         check_block_cipher(core, "core")
         self._core = core
         super().__init__(core.block_bits, core.key_bits, decrypt=core.decrypts)
-
-    @property
-    def latency(self) -> int:
-        return self._core.latency
-
-    @property
-    def initiation_interval(self) -> int:
-        return self._core.initiation_interval
-
-    @property
-    def key_load_cycles(self) -> int:
-        return self._core.key_load_cycles
 
     def elaborate(self, platform):
         return Module()
