@@ -37,7 +37,7 @@ _GCM_ONLY = ("AAD_BYTES", "TEXT_BYTES", "TAG", "TAG_EXPECTED", "CTRL.TAG_BYTES",
 #: What a build without the DMA master does not have.
 _DMA_ONLY = ("DMA_SOURCE", "DMA_DESTINATION", "CTRL.DMA", "ERROR.DMA_BUS", "ERROR.DMA_ALIGN")
 #: What a build without a masked core does not have.
-_RNG_ONLY = ("RNG_SEED",)
+_RNG_ONLY = ("RNG_SEED", "INFO.RNG")
 
 
 #: The bus protocols the peripheral speaks (``protocol``), and what each is.
@@ -616,6 +616,7 @@ class CipherPeripheral(wiring.Component):
             seed = Cat(*(getattr(regs, f"rng_seed{i}").value for i in range(seed_words)))
             for core in self._randomized:
                 m.d.comb += [core.reseed.valid.eq(reseed), core.reseed.payload.eq(seed)]
+            m.d.comb += regs.info.rng.eq(1)
 
         # What this build is.
         cores = self._cores
@@ -627,7 +628,6 @@ class CipherPeripheral(wiring.Component):
             regs.info.fifo_words.eq(depth),
             regs.info.dma.eq(dma is not None),
             regs.info.verified.eq(self._verified),
-            regs.info.rng.eq(len(self._randomized) > 0),
             regs.keysizes.as_value().eq(sum(-(-core.key_bits // 8) << (8 * i)
                                             for i, core in enumerate(cores))),
         ]
