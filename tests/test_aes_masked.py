@@ -4,7 +4,6 @@
 pycryptodome, with random, all-zero and stalling randomness."""
 
 import random
-from typing import NamedTuple
 
 import pytest
 from amaranth.sim import Simulator
@@ -17,11 +16,11 @@ from cipher_cores.cores.aes.transforms import ROUNDS
 from cipher_cores.cores.aes.vectors import FIPS197_VECTORS
 from cipher_cores.cores.catalog import get_core
 from cipher_cores.cores.interface import BlockCipherSignature
-from cipher_cores.cores.sim import LoadKey, Process, simulate_cipher
+from cipher_cores.cores.sim import simulate_cipher
 
-from .support.helpers import expected_results, random_operations
 from .support.nist import aesavs_ecb_encrypt_operations
-from .support.masked_feed import MaskedRun, Segment, simulate_masked
+from .support.masked_feed import (check_cycle_figures, check_gaps_stall, first_segment_counts,
+                                  masked_plan)
 
 
 # The masked S-box
@@ -92,54 +91,21 @@ def test_hardware_matches_the_model_on_a_sample():
 KEY_SIZES = (128, 192, 256)
 
 
-class Plan(NamedTuple):
-    """One simulation per key size, run once for the module: fresh randomness (FIPS-197 vectors,
-    then random keys and blocks), all-zero randomness, then ``random.valid`` low a third of the
-    time. ``ranges`` maps each part to its slice of the results, ``expected`` is pycryptodome's
-    (or FIPS-197's) answer to each block."""
-    key_bits: int
-    run: MaskedRun
-    segments: list
-    ranges: dict
-    expected: list
-
-    def part(self, name: str) -> tuple:
-        """The results of part ``name`` and the answers expected."""
-        return self.run.results[self.ranges[name]], self.expected[self.ranges[name]]
-
-
 @pytest.fixture(scope="module", params=[
     pytest.param(key_bits, id=f"aes{key_bits}", marks=() if key_bits == 128 else pytest.mark.slow)
     for key_bits in KEY_SIZES])
 def plan(request):
+    """One simulation per key size, run once for the module (:func:`masked_plan`): the FIPS-197
+    vectors and random keys and blocks with fresh randomness, all-zero randomness, then
+    ``random.valid`` low a third of the time; pycryptodome's answers."""
     key_bits = request.param
-    rng = random.Random(f"masked-aes-{key_bits}")
     vectors = [v for v in FIPS197_VECTORS if v.key_bits == key_bits]
-    fips = []
-    for vector in vectors:
-        fips += [LoadKey(vector.key), Process(vector.plaintext, False)]
-    # A second block under the last key, back to back, for the initiation interval.
-    fips.append(Process(vectors[-1].plaintext, False))
-    fips_expected = [v.ciphertext for v in vectors] + [vectors[-1].ciphertext]
-    # Random blocks in random directions: the encrypt-only core encrypts every one.
-    config = get_core("aes-masked").config(key_bits)
-    fresh, zero, gaps = (random_operations(config, rng, keys=keys, blocks_per_key=2)
-                         for keys in (2, 1, 1))
-    fresh_expected, zero_expected, gaps_expected = (expected_results(config, operations)
-                                                    for operations in (fresh, zero, gaps))
-    segments = [Segment(fips + fresh), Segment(zero, zero_random=True),
-                Segment(gaps, random_gap=0.35)]
-    sizes = [len(fips_expected), len(fresh_expected), len(zero_expected), len(gaps_expected)]
-    starts = [sum(sizes[:i]) for i in range(5)]
-    ranges = {name: slice(starts[i], starts[i + 1])
-              for i, name in enumerate(("fips", "fresh", "zero", "gaps"))}
-    run = simulate_masked(MaskedAES(key_bits), segments, rng=rng)
-    return Plan(key_bits, run, segments, ranges,
-                fips_expected + fresh_expected + zero_expected + gaps_expected)
+    return masked_plan(MaskedAES(key_bits), vectors, get_core("aes-masked").config(key_bits),
+                       random.Random(f"masked-aes-{key_bits}"))
 
 
 @pytest.mark.parametrize("part", [
-    pytest.param("fips", id="fips197-vectors"),
+    pytest.param("known", id="fips197-vectors"),
     pytest.param("fresh", id="random-keys-and-blocks-match-pycryptodome"),
     pytest.param("zero", id="all-zero-randomness-gives-the-right-result")])
 def test_results(plan, part):
@@ -148,30 +114,17 @@ def test_results(plan, part):
 
 
 def test_random_valid_gaps_stall_the_core_and_change_no_result(plan):
-    results, expected = plan.part("gaps")
-    assert results == expected
-    part = plan.ranges["gaps"]
-    core = MaskedAES(plan.key_bits)
-    latencies = [o - i for i, o in zip(plan.run.input_edges[part], plan.run.output_edges[part])]
-    assert all(latency > core.latency for latency in latencies)
+    check_gaps_stall(plan)
 
 
 def test_cycle_figures_are_exact_with_random_valid_high(plan):
-    core = MaskedAES(plan.key_bits)
-    part = plan.ranges["fips"]
-    inputs, outputs = plan.run.input_edges[part], plan.run.output_edges[part]
-    assert [o - i for i, o in zip(inputs, outputs)] == [core.latency] * len(inputs)
-    assert inputs[-1] - inputs[-2] == core.initiation_interval
-    assert outputs[-1] - outputs[-2] == core.initiation_interval
-    assert inputs[0] - plan.run.key_edges[0] == core.key_load_cycles
-    assert core.latency == 6 * ROUNDS[plan.key_bits] + 1
+    check_cycle_figures(plan)
+    assert plan.core.latency == 6 * ROUNDS[plan.core.key_bits] + 1
 
 
 def test_random_transfers_one_per_load_and_per_round_cycle(plan):
-    operations = plan.segments[0].operations
-    keys = sum(isinstance(op, LoadKey) for op in operations)
-    blocks = sum(isinstance(op, Process) for op in operations)
-    assert plan.run.random_transfers[0] == keys + blocks * (1 + 6 * ROUNDS[plan.key_bits])
+    keys, blocks, transfers = first_segment_counts(plan)
+    assert transfers == keys + blocks * (1 + 6 * ROUNDS[plan.core.key_bits])
 
 
 # Construction

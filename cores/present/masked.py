@@ -109,6 +109,14 @@ def _shared_gates(table, shares) -> list:
     return out
 
 
+def _named(m, value, name):
+    """A named net driven by ``value`` in ``m``: one copy of a shared value for the simulators
+    (which would otherwise recompute it for every use) and for reading waveforms."""
+    signal = Signal(len(value), name=name)
+    m.d.comb += signal.eq(value)
+    return signal
+
+
 def _rotate_left(value, amount: int):
     width = len(value)
     amount %= width
@@ -236,11 +244,7 @@ class MaskedPRESENT(BlockCipher):
         # Round, first half: G on each share triple of (state ^ round key); the key schedule's
         # S-box input is the top nibble(s) of the key register turned left by 61.
         def named(value, name):
-            # A named net: one copy of a shared value for the simulators (which would otherwise
-            # recompute it for every use) and for reading waveforms.
-            signal = Signal(len(value), name=name)
-            m.d.comb += signal.eq(value)
-            return signal
+            return _named(m, value, name)
 
         round_key = [k[key_bits - BLOCK_BITS:] for k in key]
         added = [named(s ^ k, f"added_{i}") for i, (s, k) in enumerate(zip(state, round_key))]

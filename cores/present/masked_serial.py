@@ -8,7 +8,7 @@ The S-box sharing (S = F o G, each shared directly in three shares) is
 from amaranth.hdl import Array, Cat, Module, Mux, Signal
 
 from ..cipher import BlockCipher
-from .masked import F_TABLE, G_TABLE, SHARES, _rotate_left, _shared_gates
+from .masked import F_TABLE, G_TABLE, SHARES, _named, _rotate_left, _shared_gates
 from .reference import check_key_bits
 from .tables import (BLOCK_BITS, COUNTER_BITS, KEY_COUNTER_LSB, KEY_ROTATION, KEY_SBOX_NIBBLES,
                      PERMUTATION, ROUNDS)
@@ -181,9 +181,7 @@ class SerialMaskedPRESENT(BlockCipher):
         output_valid = Signal()
 
         def named(value, name):
-            signal = Signal(len(value), name=name)
-            m.d.comb += signal.eq(value)
-            return signal
+            return _named(m, value, name)
 
         # The random word: two masks for a state (or key) group, two per key S-box nibble.
         mask = [self.random.payload[:group], self.random.payload[group:2 * group]]
