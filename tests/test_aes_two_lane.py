@@ -152,8 +152,11 @@ def test_fips197_in_both_lanes_python_simulator():
     assert run.output.violations == []
 
 
-@pytest.mark.parametrize("key_bits", [
-    128, pytest.param(192, marks=pytest.mark.slow), pytest.param(256, marks=pytest.mark.slow)])
+# About two minutes each from an empty cache (the CXXRTL model's compile): in the slow run; the
+# default run checks FIPS-197 in both lanes in the Python simulator, and the one-lane pipeline's
+# AESAVS files (tests/test_aes_pipelined.py).
+@pytest.mark.slow
+@pytest.mark.parametrize("key_bits", KEY_SIZES)
 def test_fips197_and_aesavs_ecb_files_two_blocks_a_transfer(key_bits):
     """FIPS-197 (the vectors of this key size) and GFSbox, KeySbox, VarKey, VarTxt and MMT,
     encryption and decryption sections, two different blocks per transfer, with the core

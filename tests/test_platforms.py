@@ -178,8 +178,9 @@ def test_every_configuration_is_listed_once():
     # compact and the block-RAM AES: 3 key sizes x 2 table kinds, 3 key sizes x 2 directions
     # each (the three `+ 6`).
     # The masked PRESENT: 2 key sizes, encrypt-only (the `+ 2` after the pipelined PRESENT); the
-    # two-lane pipelined AES and the masked AES: 3 key sizes each (the `+ 3 + 3`).
-    assert len(labels) == 18 + 3 + 6 + 6 + 6 + 24 + 4 + 4 + 4 + 4 + 2 + 3 + 3 + 1
+    # two-lane pipelined AES and the masked AES: 3 key sizes each (the `+ 3 + 3`); the serial
+    # masked PRESENT: 2 key sizes x 3 S-box counts (the `+ 6`).
+    assert len(labels) == 18 + 3 + 6 + 6 + 6 + 24 + 4 + 4 + 4 + 4 + 2 + 3 + 3 + 6 + 1
     for config in configurations():
         parsed = parse_config(config.text)
         assert (parsed.spec, parsed.key_bits, parsed.all_options()) == \

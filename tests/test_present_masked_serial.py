@@ -29,13 +29,14 @@ def _random_operations(rng, key_bits, keys, blocks):
     return operations, expected_results(config, operations)
 
 
-#: (key_bits, sboxes_per_cycle) simulated: every S-box count at 80 bits (two in the slow run), four
-#: at 128.
+#: (key_bits, sboxes_per_cycle) simulated: every S-box count at 80 bits, four at 128 (two S-boxes
+#: and 128 bits in the slow run).
 PLANS = [(80, sboxes) for sboxes in SBOXES_PER_CYCLE] + [(128, 4)]
 
 
 @pytest.fixture(scope="module", params=[
-    pytest.param(p, id=f"present{p[0]}-sboxes{p[1]}", marks=pytest.mark.slow if p == (80, 2) else ())
+    pytest.param(p, id=f"present{p[0]}-sboxes{p[1]}",
+                 marks=pytest.mark.slow if p in ((80, 2), (128, 4)) else ())
     for p in PLANS])
 def plan(request):
     """One simulation of a configuration (:func:`masked_plan`): the paper's vectors and random
